@@ -1,0 +1,26 @@
+"""``torch.autograd``: ``backward``, ``grad``, ``Function`` and ``gradcheck``."""
+from __future__ import annotations
+
+from ..function import Function, FunctionCtx
+from ..graph import Node
+from .api import backward, grad
+from .gradcheck import gradcheck
+from . import graph  # noqa: F401  (torch.autograd.graph.Node)
+
+
+class set_detect_anomaly:
+    """Accepted for compatibility; errors here already name the op that failed."""
+
+    def __init__(self, mode=True, check_nan=True):
+        self.mode = mode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+detect_anomaly = set_detect_anomaly
+
+__all__ = ["Function", "FunctionCtx", "Node", "backward", "grad", "gradcheck", "set_detect_anomaly", "detect_anomaly"]

@@ -1,0 +1,80 @@
+"""``gradcheck``: compare backward with central finite differences."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+
+
+def numerical_jacobian(func, inputs, eps=1e-6):
+    """d output / d input, one column per input element, by central differences."""
+    jacobians = []
+    for x in inputs:
+        if not (isinstance(x, Tensor) and x.requires_grad):
+            jacobians.append(None)
+            continue
+        out_size = np.asarray(func(*inputs).detach()._data).size
+        jac = np.zeros((x._data.size, out_size))
+        flat = x._data.reshape(-1)  # a view: writing into it changes x
+        for i in range(flat.size):
+            old = flat[i]
+            flat[i] = old + eps
+            plus = func(*inputs).detach()._data.astype(np.float64).reshape(-1)
+            flat[i] = old - eps
+            minus = func(*inputs).detach()._data.astype(np.float64).reshape(-1)
+            flat[i] = old
+            jac[i] = (plus - minus) / (2 * eps)
+        jacobians.append(jac)
+    return jacobians
+
+
+def analytical_jacobian(func, inputs):
+    """The same matrices from backward: one backward pass per output element."""
+    from .api import grad
+
+    out = func(*inputs)
+    diff = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
+    jacobians = [np.zeros((x._data.size, out._data.size)) for x in diff]
+    for j in range(out._data.size):
+        v = np.zeros(out._data.size, dtype=out._data.dtype)
+        v[j] = 1
+        grads = grad(out, diff, Tensor._make(v.reshape(out._data.shape)), retain_graph=True, allow_unused=True)
+        for k, g in enumerate(grads):
+            if g is not None:
+                jacobians[k][:, j] = g._data.reshape(-1)
+    it = iter(jacobians)
+    return [next(it) if isinstance(x, Tensor) and x.requires_grad else None for x in inputs]
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **kwargs):
+    """True if backward agrees with finite differences for every input that requires grad.
+
+    Use float64 inputs: in float32 the differences are too noisy to be a fair check.
+    """
+    inputs = inputs if isinstance(inputs, tuple) else (inputs,)
+    for x in inputs:
+        if isinstance(x, Tensor) and x.requires_grad and x._data.dtype != np.float64:
+            import warnings
+
+            warnings.warn(
+                f"Input #{inputs.index(x)} requires gradient and is not a double precision floating point. "
+                "This check will likely fail if all the inputs are not of double precision floating point. ",
+                UserWarning, stacklevel=2,
+            )
+    numerical = numerical_jacobian(func, inputs, eps)
+    analytical = analytical_jacobian(func, inputs)
+    for i, (n, a) in enumerate(zip(numerical, analytical)):
+        if n is None:
+            continue
+        if not np.allclose(a, n, rtol=rtol, atol=atol):
+            if raise_exception:
+                raise GradcheckError(
+                    f"Jacobian mismatch for output 0 with respect to input {i},\nnumerical:{Tensor._make(n)}\n"
+                    f"analytical:{Tensor._make(a)}\n"
+                )
+            return False
+    return True
+
+
+class GradcheckError(RuntimeError):
+    pass

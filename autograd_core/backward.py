@@ -1,0 +1,178 @@
+"""The backward pass: walking the recorded graph from the output back to the leaves.
+
+Two small steps, both loops (no recursion, so a chain of 100,000 ops is fine):
+
+1. ``count_dependencies``: from the roots, count for every reachable node how
+   many edges point at it. A node may only run once all of them delivered
+   their gradient, because its gradient is the *sum* of what arrives.
+2. ``run_backward``: start with the roots' gradients; repeatedly take a node
+   whose gradient is complete (the newest first, like PyTorch), call its
+   ``backward``, undo broadcasting, and add each result into the buffer of
+   the node it flows to. ``AccumulateGrad`` nodes add into ``leaf.grad``.
+
+After a node ran, its saved tensors are freed unless ``retain_graph=True``.
+"""
+from __future__ import annotations
+
+import heapq
+
+from . import grad_mode
+from .broadcast import sum_to_shape
+from .graph import AccumulateGrad
+
+
+def count_dependencies(roots):
+    """How many edges of the graph below ``roots`` lead into each node."""
+    deps = {}
+    seen = set(roots)
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            deps[child] = deps.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return deps
+
+
+def nodes_to_run(roots, targets, deps):
+    """The nodes whose backward must run for gradients to reach ``targets``."""
+    order, pending = [], dict(deps)
+    ready = [r for r in set(roots) if pending.get(r, 0) == 0]
+    while ready:  # a topological order, by Kahn's algorithm
+        node = ready.pop()
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is not None:
+                pending[child] -= 1
+                if pending[child] == 0:
+                    ready.append(child)
+    leads, run = set(targets), set()
+    for node in reversed(order):
+        if any(c in leads for c, _ in node.next_functions if c is not None):
+            run.add(node)
+            leads.add(node)
+    return run
+
+
+def run_backward(roots, grads, retain_graph=False, create_graph=False, capture=None):
+    """Propagate ``grads`` from ``roots`` (a list of ``(node, output_nr)``).
+
+    With ``capture`` (a dict ``{(node, output_nr): slot}``), the gradients that
+    reach those edges are returned in a list instead of being accumulated into
+    ``.grad``: that is ``autograd.grad``.
+    """
+    root_nodes = [node for node, _ in roots]
+    deps = count_dependencies(root_nodes)
+    needed = None
+    captured = None
+    if capture is not None:
+        captured = [None] * len(set(capture.values()))
+        needed = nodes_to_run(root_nodes, {node for node, _ in capture}, deps)
+
+    buffers = {}
+    for (node, nr), g in zip(roots, grads):
+        _add_to_buffer(buffers, node, nr, g)
+
+    ready = []
+    for node in dict.fromkeys(root_nodes):
+        if deps.get(node, 0) == 0:
+            heapq.heappush(ready, (-node._seq, id(node), node))
+
+    with grad_mode.set_grad_enabled(create_graph):
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            grad_outputs = buffers.pop(node, None) or [None]
+            if node._pre_hooks:
+                for hook in list(node._pre_hooks.values()):
+                    new = hook(grad_outputs)
+                    if new is not None:
+                        grad_outputs = list(new)
+            if capture is not None:
+                for nr, g in enumerate(grad_outputs):
+                    slot = capture.get((node, nr))
+                    if slot is not None and g is not None:
+                        captured[slot] = g if captured[slot] is None else captured[slot] + g
+                if node not in needed or type(node) is AccumulateGrad:
+                    _release_children(node, deps, ready)
+                    continue
+
+            if type(node) is AccumulateGrad:
+                if grad_outputs[0] is not None:
+                    node.accumulate(grad_outputs[0], create_graph)
+                continue
+
+            grad_inputs = _call_backward(node, grad_outputs)
+            if not retain_graph:
+                node.release_saved_tensors()
+            if node._post_hooks:
+                for hook in list(node._post_hooks.values()):
+                    new = hook(grad_inputs, tuple(grad_outputs))
+                    if new is not None:
+                        grad_inputs = tuple(new)
+
+            for (child, nr), g in zip(node.next_functions, grad_inputs):
+                if child is None:
+                    continue
+                if g is not None:
+                    _add_to_buffer(buffers, child, nr, g)
+                deps[child] -= 1
+                if deps[child] == 0:
+                    heapq.heappush(ready, (-child._seq, id(child), child))
+    return captured
+
+
+def _release_children(node, deps, ready):
+    for child, _ in node.next_functions:
+        if child is not None:
+            deps[child] -= 1
+            if deps[child] == 0:
+                heapq.heappush(ready, (-child._seq, id(child), child))
+
+
+def _add_to_buffer(buffers, node, nr, grad):
+    slots = buffers.get(node)
+    if slots is None:
+        slots = buffers[node] = [None] * getattr(node, "_num_outputs", 1)
+    slots[nr] = grad if slots[nr] is None else slots[nr] + grad
+
+
+def _call_backward(node, grad_outputs):
+    """Run one node's backward formula and bring each gradient to its input's shape."""
+    from .tensor import Tensor
+
+    if all(g is None for g in grad_outputs):
+        return (None,) * len(node.next_functions)
+    result = type(node).backward(node, *grad_outputs)
+    if not isinstance(result, tuple):
+        result = (result,)
+    n = len(node.next_functions)
+    if len(result) != n:
+        if len(result) > n and all(r is None for r in result[n:]):
+            result = result[:n]
+        else:
+            raise RuntimeError(
+                f"function {node.name()} returned an incorrect number of gradients (expected {n}, got {len(result)})"
+            )
+    shapes = node._input_shapes
+    out = []
+    for i, (g, (child, _)) in enumerate(zip(result, node.next_functions)):
+        if g is None or child is None:
+            out.append(None)
+            continue
+        if type(g) is not Tensor:
+            raise TypeError(f"function {node.name()} returned a gradient of type {type(g).__name__}, expected a Tensor")
+        shape = shapes[i]
+        if g._data.shape != shape:
+            try:
+                g = sum_to_shape(g, shape)
+            except Exception:
+                raise RuntimeError(
+                    f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                    f"{list(g.shape)} but expected shape compatible with {list(shape)}"
+                ) from None
+        out.append(g)
+    return tuple(out)

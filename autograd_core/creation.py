@@ -1,0 +1,228 @@
+"""Making tensors: ``tensor``, ``ones``, ``zeros``, ``arange``, ``rand``, ... and the random seed."""
+from __future__ import annotations
+
+import builtins
+import numbers
+import warnings
+
+import numpy as np
+
+from . import dtypes
+from .tensor import Tensor
+
+_generator = [np.random.default_rng()]
+
+
+def manual_seed(seed):
+    """Make ``rand``/``randn`` repeatable (the numbers differ from PyTorch's own generator)."""
+    _generator[0] = np.random.default_rng(builtins.int(seed))
+    return _generator[0]
+
+
+seed = manual_seed
+
+
+def _rng():
+    return _generator[0]
+
+
+def _finish(data, dtype, requires_grad):
+    """Cast to ``dtype`` and apply ``requires_grad`` with PyTorch's check."""
+    if dtype is not None:
+        data = data.astype(dtypes.as_dtype(dtype).numpy, copy=False)
+    if requires_grad and data.dtype.kind != "f":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    return Tensor._make(data, builtins.bool(requires_grad))
+
+
+def _infer_dtype(data):
+    """Python floats become float32 (the default), ints int64, bools bool; arrays keep theirs."""
+    if isinstance(data, np.ndarray):
+        return data
+    flat = _flatten(data)
+    if flat and builtins.all(isinstance(x, (builtins.bool, np.bool_)) for x in flat):
+        return np.array(data, dtype=np.bool_)
+    if flat and builtins.all(isinstance(x, (numbers.Integral, np.bool_)) for x in flat):
+        return np.array(data, dtype=np.int64)
+    return np.array(data, dtype=dtypes.get_default_dtype().numpy)
+
+
+def _flatten(data):
+    out, stack = [], [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, Tensor):
+            out.append(x.item() if x.numel() == 1 else 0.0)
+        else:
+            out.append(x)
+    return out
+
+
+def _unwrap(data):
+    """Lists may hold 0-d tensors, as in ``torch.tensor([x1, x2, x3])``: take their values."""
+    if isinstance(data, Tensor):
+        return data._data if data._data.dtype.kind != "f" else data._data.tolist()
+    if isinstance(data, (list, tuple)):
+        return [_unwrap(x) for x in data]
+    return data
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new leaf tensor holding a copy of ``data`` (a number, nested lists, an array).
+
+    >>> torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    """
+    if device is not None:
+        dtypes.device(device)
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+            "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+            UserWarning, stacklevel=2,
+        )
+        array = data._data.copy()
+    elif isinstance(data, np.ndarray):
+        dtypes.from_numpy_dtype(data.dtype)
+        array = data.copy()
+    else:
+        if isinstance(data, (str, bytes)) or data is None:
+            raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+        try:
+            array = _infer_dtype(_unwrap(data))
+        except ValueError as e:
+            raise ValueError(f"expected sequence of equal-length lists to build a tensor: {e}") from None
+        if array.dtype == object:
+            raise TypeError("Could not infer dtype of the given data")
+    return _finish(array, dtype, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor) and (dtype is None or dtypes.as_dtype(dtype) == data.dtype):
+        return data
+    if isinstance(data, np.ndarray):
+        return _finish(data, dtype, False)
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(array):
+    """A tensor sharing memory with a NumPy array."""
+    dtypes.from_numpy_dtype(array.dtype)
+    return Tensor._make(array)
+
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list, dtypes.Size)):
+        size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, numbers.Integral):
+            raise TypeError(f"size must be a tuple of ints, but got an element of type {type(s).__name__}")
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
+    return tuple(builtins.int(s) for s in size)
+
+
+def _filled(fill, size, dtype, requires_grad, default=None):
+    d = dtypes.as_dtype(dtype) if dtype is not None else (default or dtypes.get_default_dtype())
+    return _finish(np.full(_size(size), fill, dtype=d.numpy), None, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return _filled(1, size, dtype, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return _filled(0, size, dtype, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    return _filled(0, size, dtype, requires_grad)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    if dtype is None:
+        dtype = dtypes.result_type([], [], [fill_value])
+    return _filled(fill_value, (size,), dtype, requires_grad)
+
+
+def ones_like(input, dtype=None, requires_grad=False, device=None):
+    return _filled(1, input.shape, dtype or input.dtype, requires_grad)
+
+
+def zeros_like(input, dtype=None, requires_grad=False, device=None):
+    return _filled(0, input.shape, dtype or input.dtype, requires_grad)
+
+
+def empty_like(input, dtype=None, requires_grad=False, device=None):
+    return zeros_like(input, dtype, requires_grad)
+
+
+def full_like(input, fill_value, dtype=None, requires_grad=False, device=None):
+    return _filled(fill_value, input.shape, dtype or input.dtype, requires_grad)
+
+
+def rand_like(input, dtype=None, requires_grad=False):
+    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def randn_like(input, dtype=None, requires_grad=False):
+    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    """``arange(4.0)`` is float32 ``[0., 1., 2., 3.]``; all-integer arguments give int64."""
+    if end is None:
+        start, end = 0, start
+    values = [start, end, step]
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is None:
+        floating = builtins.any(isinstance(v, builtins.float) or (isinstance(v, Tensor) and v.is_floating_point()) for v in values)
+        dtype = dtypes.get_default_dtype() if floating else dtypes.int64
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in values)
+    n = builtins.max(0, int(np.ceil((end - start) / step)))
+    data = (start + step * np.arange(n, dtype=np.float64)).astype(dtypes.as_dtype(dtype).numpy)
+    return _finish(data, None, requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    d = dtypes.as_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    return _finish(np.linspace(start, end, steps).astype(d.numpy), None, requires_grad)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    d = dtypes.as_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    return _finish(np.eye(n, m, dtype=d.numpy), None, requires_grad)
+
+
+def _random(draw, size, dtype, requires_grad, kwargs_size):
+    size = _size((kwargs_size,) if kwargs_size is not None else size)
+    d = dtypes.as_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    if not d.is_floating_point:
+        raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{d.name}'")
+    return _finish(np.asarray(draw(size)).astype(d.numpy), None, requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs):
+    """Uniform numbers in [0, 1); ``rand(2, 3)`` or ``rand(size=(2, 3))``."""
+    return _random(lambda s: _rng().random(s), size, dtype, requires_grad, kwargs.get("size"))
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs):
+    """Standard normal numbers; ``randn(2, 3)`` or ``randn(size=(2, 3))``."""
+    return _random(lambda s: _rng().standard_normal(s), size, dtype, requires_grad, kwargs.get("size"))
+
+
+def normal(mean, std, size, requires_grad=False):
+    return _random(lambda s: _rng().normal(mean, std, s), (size,), None, requires_grad, None)
+
+
+def randint(low, high=None, size=(), dtype=None, requires_grad=False):
+    if high is None:
+        low, high = 0, low
+    return _finish(_rng().integers(low, high, _size((size,))), dtype, requires_grad)
+
+
+def randperm(n, dtype=None):
+    return _finish(_rng().permutation(n).astype(np.int64), dtype, False)

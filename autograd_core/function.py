@@ -1,0 +1,185 @@
+"""Recording an operation: the one place where a forward call becomes a graph node.
+
+Built-in operations (``ops.py``) and user-defined ``autograd.Function`` subclasses
+share this path. An operation is a class with two static methods side by side:
+
+    class MulBackward0(Op):
+        @staticmethod
+        def forward(ctx, a, b):            # NumPy arrays in, NumPy array out
+            ctx.save_for_backward(a, b)
+            return a._data * b._data
+        @staticmethod
+        def backward(ctx, grad):           # Tensors in, one gradient per input out
+            a, b = ctx.saved_tensors
+            return grad * b, grad * a
+
+``Op.apply(a, b)`` runs ``forward`` and, when grad mode is on and an input
+requires grad, keeps the instance (``ctx``) as the new tensor's ``grad_fn``.
+Positional arguments are the op's inputs (tensors or Python numbers, each with
+an edge in ``next_functions``); keyword arguments are plain parameters.
+"""
+from __future__ import annotations
+
+from . import grad_mode
+from .graph import AccumulateGrad, Node, SavedTensor, _sequence
+
+
+class _NotRecording:
+    """Stands in for ``ctx`` when nothing is recorded: forgets whatever is put on it."""
+
+    __slots__ = ()
+    needs_input_grad = ()
+
+    def save_for_backward(self, *tensors):
+        pass
+
+    def __setattr__(self, name, value):
+        pass
+
+
+NOT_RECORDING = _NotRecording()
+
+
+def edge_to(tensor):
+    """The ``(node, output_nr)`` an input's gradient flows to, or ``(None, 0)``."""
+    if tensor is None or not getattr(tensor, "_requires_grad", False):
+        return (None, 0)
+    if tensor._grad_fn is not None:
+        return (tensor._grad_fn, tensor._output_nr)
+    return (accumulator_of(tensor), 0)
+
+
+def accumulator_of(leaf):
+    """The leaf's ``AccumulateGrad`` node, created once and shared by all its uses."""
+    ref = leaf._grad_accumulator
+    node = ref() if ref is not None else None
+    if node is None:
+        import weakref
+
+        node = AccumulateGrad(leaf)
+        leaf._grad_accumulator = weakref.ref(node)  # weak: the leaf must not keep its graph alive
+    return node
+
+
+def _start_recording(ctx, inputs):
+    ctx._seq = next(_sequence)
+    ctx.next_functions = tuple(edge_to(t) if hasattr(t, "_requires_grad") else (None, 0) for t in inputs)
+    ctx.needs_input_grad = tuple(e[0] is not None for e in ctx.next_functions)
+    ctx._input_shapes = tuple(t._data.shape if hasattr(t, "_data") else None for t in inputs)
+
+
+class Op(Node):
+    """A built-in operation; the class name is the ``grad_fn`` name PyTorch shows."""
+
+    saves_result = False  # set by ops whose backward formula uses their own output
+
+    @classmethod
+    def apply(cls, *inputs, **params):
+        from .tensor import Tensor
+
+        if grad_mode._State.enabled:
+            for t in inputs:
+                if type(t) is Tensor and t._requires_grad:
+                    break
+            else:
+                return Tensor._make(_as_array(cls.forward(NOT_RECORDING, *inputs, **params)))
+            ctx = cls.__new__(cls)
+            _start_recording(ctx, inputs)
+            out = Tensor._make(_as_array(cls.forward(ctx, *inputs, **params)), True, ctx)
+            if cls.saves_result:
+                ctx._saved_result = SavedTensor(out, output_of=ctx)
+            return out
+        return Tensor._make(_as_array(cls.forward(NOT_RECORDING, *inputs, **params)))
+
+
+def _as_array(value):
+    import numpy as np
+
+    # NumPy turns 0-d results into scalars; a tensor always holds an ndarray.
+    return value if type(value) is np.ndarray else np.asarray(value)
+
+
+class FunctionCtx:
+    """What ``ctx`` offers inside a user ``Function``: the node itself, as in PyTorch."""
+
+
+class BackwardCFunction(Node):
+    """The node class made for each user ``Function`` (``MyFuncBackward``)."""
+
+    _forward_cls = None
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_differentiable = {id(t) for t in tensors}
+
+    def mark_dirty(self, *tensors):
+        pass  # in-place outputs are handled like any output here
+
+    def set_materialize_grads(self, value):
+        self._materialize_grads = bool(value)
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        return ctx._forward_cls.backward(ctx, *grad_outputs)
+
+
+class Function:
+    """Define a new differentiable operation with your own forward and backward.
+
+    >>> class Square(torch.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         x, = ctx.saved_tensors
+    ...         return 2 * x * grad
+    >>> y = Square.apply(torch.tensor(3.0, requires_grad=True))   # grad_fn=<SquareBackward>
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._backward_cls = type(cls.__name__ + "Backward", (BackwardCFunction,), {"_forward_cls": cls})
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. "
+            "Please use new-style autograd function with static forward method."
+        )
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom autograd.Function to use it with backward mode AD.")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from .tensor import Tensor
+
+        ctx = cls._backward_cls()
+        record = grad_mode._State.enabled and any(isinstance(a, Tensor) and a._requires_grad for a in args)
+        with grad_mode.no_grad():  # forward itself is not recorded, as in PyTorch
+            outputs = cls.forward(ctx, *args, **kwargs)
+        single = not isinstance(outputs, tuple)
+        outputs = (outputs,) if single else outputs
+        if not record:
+            wrapped = tuple(o.detach() if isinstance(o, Tensor) else o for o in outputs)
+            return wrapped[0] if single else wrapped
+        _start_recording(ctx, args)
+        ctx._num_outputs = len(outputs)
+        non_diff = getattr(ctx, "_non_differentiable", set())
+        wrapped = []
+        for nr, o in enumerate(outputs):
+            if isinstance(o, Tensor) and o.dtype.is_floating_point and id(o) not in non_diff:
+                t = Tensor._make(o._data, True, ctx)
+                t._version = o._version  # a tensor saved in forward is the same storage
+                t._output_nr = nr
+                wrapped.append(t)
+            elif isinstance(o, Tensor):
+                wrapped.append(o.detach())
+            else:
+                wrapped.append(o)
+        return wrapped[0] if single else tuple(wrapped)

@@ -1,0 +1,190 @@
+"""The recorded graph: nodes (what ``tensor.grad_fn`` is), their edges and saved tensors.
+
+Every operation on a tensor that requires grad leaves one ``Node`` behind. A node
+knows
+
+* ``next_functions``: one ``(node, output_nr)`` edge per input, pointing at the
+  node that made that input (``AccumulateGrad`` for a leaf, ``None`` for a
+  constant). Following these edges from ``out.grad_fn`` walks the whole history.
+* the tensors it saved for its backward formula (``ctx.save_for_backward``).
+  Backward frees them unless ``retain_graph=True``; a node that saved nothing
+  has nothing to free, which is why ``x.sum()`` can be walked twice and
+  ``x * x`` cannot.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+
+_sequence = itertools.count()  # creation order: backward runs newest node first
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``: call ``.remove()`` to take the hook off again."""
+
+    __slots__ = ("_hooks", "_key")
+    _ids = itertools.count()
+
+    def __init__(self, hooks):
+        self._hooks = hooks
+        self._key = next(self._ids)
+
+    def remove(self):
+        self._hooks.pop(self._key, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def short_name(node):
+    """``MulBackward0`` -> ``Mul``, as PyTorch names a node inside error messages."""
+    return re.sub(r"Backward\d*$", "", node.name())
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version it had when it was saved.
+
+    If the tensor is modified in place before backward reads it, the version
+    no longer matches and unpacking raises PyTorch's error instead of silently
+    using the wrong numbers.
+    """
+
+    __slots__ = ("tensor", "version", "data", "output_of")
+
+    def __init__(self, tensor, output_of=None):
+        self.version = tensor._version.value
+        if output_of is None:
+            self.tensor, self.data, self.output_of = tensor, None, None
+        else:
+            # Keeping the output tensor itself would make a cycle (out -> node -> out);
+            # keep its storage instead and rebuild the tensor on demand.
+            self.tensor, self.data, self.output_of = None, tensor, output_of
+
+    def unpack(self):
+        from .tensor import Tensor
+
+        source = self.tensor if self.tensor is not None else self.data
+        if source._version.value != self.version:
+            t = source
+            made_by = self.output_of if self.output_of is not None else t.grad_fn
+            which = f", which is output 0 of {short_name(made_by)}," if made_by is not None else ""
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an inplace "
+                f"operation: [torch.{t.dtype.legacy_name} [{', '.join(map(str, t.shape))}]]{which} is at "
+                f"version {t._version.value}; expected version {self.version} instead. Hint: enable anomaly "
+                "detection to find the operation that failed to compute its gradient, with "
+                "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+            )
+        if self.tensor is not None:
+            return self.tensor
+        out = Tensor._make(source._data, source._requires_grad, self.output_of)
+        out._version = source._version
+        return out
+
+
+class Node:
+    """Base of every ``grad_fn``. Subclasses say how gradients flow back in ``backward``."""
+
+    # Most state is set lazily by the recording code (see function.py); the
+    # defaults here keep a node that saved nothing cheap.
+    _saved = ()
+    _saved_result = None
+    _freed = False
+    _pre_hooks = None
+    _post_hooks = None
+    _retained = None
+    needs_input_grad = ()
+    next_functions = ()
+
+    def name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    # -- saved tensors -----------------------------------------------------------
+    def save_for_backward(self, *tensors):
+        """Keep tensors for the backward formula; read them back with ``ctx.saved_tensors``."""
+        self._saved = tuple(None if t is None else SavedTensor(t) for t in tensors)
+
+    @property
+    def saved_tensors(self):
+        if self._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        return tuple(None if s is None else s.unpack() for s in self._saved)
+
+    @property
+    def result(self):
+        """The op's own output, for formulas like d exp(x) = exp(x) dx."""
+        if self._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        return self._saved_result.unpack()
+
+    def has_saved_tensors(self):
+        """True while the node holds tensors that a backward pass needs."""
+        return bool(self._saved) or self._saved_result is not None
+
+    def release_saved_tensors(self):
+        """Free what backward needed; only a node that saved something can be 'freed'."""
+        if self._saved or self._saved_result is not None:
+            self._saved = ()
+            self._saved_result = None
+            self._freed = True
+
+    # -- hooks -------------------------------------------------------------------
+    def register_hook(self, hook):
+        """``hook(grad_inputs, grad_outputs)`` runs after this node's backward."""
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        handle = RemovableHandle(self._post_hooks)
+        self._post_hooks[handle._key] = hook
+        return handle
+
+    def register_prehook(self, hook):
+        """``hook(grad_outputs)`` runs before this node's backward; it may return new grads."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        handle = RemovableHandle(self._pre_hooks)
+        self._pre_hooks[handle._key] = hook
+        return handle
+
+    def _add_tensor_hook(self, hook):
+        # Hooks registered on a non-leaf tensor see the gradient of that tensor,
+        # i.e. of this node's output; they run before the node's backward.
+        return self.register_prehook(lambda grads: (_apply_tensor_hook(hook, grads[0]),))
+
+
+def _apply_tensor_hook(hook, grad):
+    new = hook(grad)
+    return grad if new is None else new
+
+
+class AccumulateGrad(Node):
+    """The end of every path: adds the incoming gradient into a leaf's ``.grad``."""
+
+    def __init__(self, variable):
+        self.variable = variable
+        self._seq = next(_sequence)
+
+    def accumulate(self, grad, create_graph):
+        leaf = self.variable
+        for hook in list((leaf._hooks or {}).values()):
+            grad = _apply_tensor_hook(hook, grad)
+        if leaf._grad is None:
+            # Own a copy: the same gradient array may also flow to another leaf.
+            leaf._grad = grad if create_graph else grad.detach().clone()
+        elif create_graph:
+            leaf._grad = leaf._grad + grad
+        else:
+            leaf._grad._data += grad._data  # in place, like PyTorch: x.grad keeps its identity
+            leaf._grad._version.value += 1

@@ -1,0 +1,876 @@
+"""Every differentiable operation: its forward and its backward side by side.
+
+Each class is one kind of graph node, named as PyTorch names it, so that
+``y.grad_fn`` prints ``<MulBackward0 ...>`` here too. ``forward`` gets the
+input tensors and returns a NumPy array; ``backward`` gets the gradient of the
+output (a Tensor) and returns one gradient per input, in input order (``None``
+for inputs that need none). Backward formulas are written with tensor
+operations, so with ``create_graph=True`` they are recorded too and can be
+differentiated again.
+
+Broadcasting is *not* undone here: a formula may return a gradient of the
+broadcast shape, and the engine sums it back to the input's shape in one place
+(``broadcast.sum_to_shape``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .function import Op
+from .tensor import Tensor
+
+
+def _data(x):
+    return x._data if type(x) is Tensor else x
+
+
+def _dims(dim, ndim):
+    """Normalise ``dim`` (None, int or tuple, negatives allowed) to a sorted tuple."""
+    from .tensor import _wrap_dim
+
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (tuple, list)):
+        return tuple(sorted(_wrap_dim(d, ndim) for d in dim))
+    return (_wrap_dim(dim, ndim),)
+
+
+def _expand_reduced(grad, shape, dims, keepdim):
+    """Give a reduced gradient back its reduced dims (size 1) so it broadcasts over the input."""
+    if not keepdim and shape:
+        kept = [1 if i in dims else s for i, s in enumerate(shape)]
+        grad = grad.reshape(kept)
+    return grad
+
+
+# --- arithmetic ----------------------------------------------------------------------
+class AddBackward0(Op):
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        ctx.alpha = alpha
+        return _data(a) + _data(b) if alpha == 1 else _data(a) + alpha * _data(b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha)
+
+
+class SubBackward0(Op):
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        ctx.alpha = alpha
+        return _data(a) - _data(b) if alpha == 1 else _data(a) - alpha * _data(b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, -grad if ctx.alpha == 1 else grad * -ctx.alpha
+
+
+class RsubBackward1(Op):
+    """``number - tensor``"""
+
+    @staticmethod
+    def forward(ctx, a, other):
+        return other - a._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (-grad,)
+
+
+class MulBackward0(Op):
+    @staticmethod
+    def forward(ctx, a, b):
+        # Save only what the other input's gradient needs (as PyTorch does).
+        need_a, need_b = ctx.needs_input_grad or (False, False)
+        ctx.save_for_backward(a if need_b else None, b if need_a and type(b) is Tensor else None)
+        ctx.b_number = None if type(b) is Tensor else b
+        return _data(a) * _data(b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        b = ctx.b_number if b is None else b
+        return (grad * b if ctx.needs_input_grad[0] else None), (grad * a if ctx.needs_input_grad[1] else None)
+
+
+class DivBackward0(Op):
+    @staticmethod
+    def forward(ctx, a, b):
+        need_a, need_b = ctx.needs_input_grad or (False, False)
+        ctx.save_for_backward(a if need_b else None, b if type(b) is Tensor else None)
+        ctx.b_number = None if type(b) is Tensor else b
+        return _data(a) / _data(b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        b = ctx.b_number if b is None else b
+        grad_a = grad / b if ctx.needs_input_grad[0] else None
+        grad_b = -grad * a / (b * b) if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b
+
+
+class NegBackward0(Op):
+    @staticmethod
+    def forward(ctx, a):
+        return -a._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (-grad,)
+
+
+class ReciprocalBackward0(Op):
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a):
+        return 1 / a._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        r = ctx.result
+        return (-grad * r * r,)
+
+
+class PowBackward0(Op):
+    """``tensor ** number``"""
+
+    @staticmethod
+    def forward(ctx, a, exponent):
+        ctx.save_for_backward(a)
+        ctx.exponent = exponent
+        return a._data ** exponent
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        p = ctx.exponent
+        if p == 0:
+            return (grad * 0,)
+        return (grad * p * a ** (p - 1),)
+
+
+class PowBackward1(Op):
+    """``tensor ** tensor``"""
+
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a._data ** b._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        grad_a = grad * b * a ** (b - 1) if ctx.needs_input_grad[0] else None
+        # d a^b / db = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch's convention).
+        grad_b = None
+        if ctx.needs_input_grad[1]:
+            safe_log = where(Tensor._make(_data(a) == 0), Tensor._make(np.zeros((), _data(a).dtype)), a).log()
+            grad_b = grad * ctx.result * safe_log
+        return grad_a, grad_b
+
+
+class PowBackward2(Op):
+    """``number ** tensor``"""
+
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, b, base):
+        ctx.base = base
+        return np.power(np.asarray(base, dtype=b._data.dtype), b._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad * ctx.result * float(np.log(ctx.base)),)
+
+
+# --- elementwise functions ---------------------------------------------------------
+class ExpBackward0(Op):
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a):
+        return np.exp(a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad * ctx.result,)
+
+
+class LogBackward0(Op):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        with np.errstate(divide="ignore", invalid="ignore"):  # log(0) = -inf, log(-1) = nan, as in PyTorch
+            return np.log(a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad / a,)
+
+
+class SqrtBackward0(Op):
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a):
+        with np.errstate(invalid="ignore"):
+            return np.sqrt(a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad / (2 * ctx.result),)
+
+
+class AbsBackward0(Op):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.abs(a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * a.sign(),)
+
+
+class SignBackward0(Op):
+    @staticmethod
+    def forward(ctx, a):
+        return np.sign(a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad * 0,)
+
+
+class SinBackward0(Op):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.sin(a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * a.cos(),)
+
+
+class CosBackward0(Op):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.cos(a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * -a.sin(),)
+
+
+class TanhBackward0(Op):
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a):
+        return np.tanh(a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        y = ctx.result
+        return (grad * (1 - y * y),)
+
+
+class SigmoidBackward0(Op):
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a):
+        x = a._data
+        # exp of a large positive number overflows; use the form that is stable for each sign.
+        e = np.exp(-np.abs(x))
+        return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        y = ctx.result
+        return (grad * y * (1 - y),)
+
+
+class ReluBackward0(Op):
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a):
+        return np.maximum(a._data, 0)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad * (ctx.result > 0),)
+
+
+class MaximumBackward0(Op):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return np.maximum(a._data, b._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        # Where both are equal the gradient is shared half and half, as in PyTorch.
+        share_a = (a > b) + (a == b) * 0.5
+        return grad * share_a, grad * (1 - share_a)
+
+
+class MinimumBackward0(Op):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return np.minimum(a._data, b._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        share_a = (a < b) + (a == b) * 0.5
+        return grad * share_a, grad * (1 - share_a)
+
+
+class ClampBackward1(Op):
+    @staticmethod
+    def forward(ctx, a, min=None, max=None):  # noqa: A002
+        ctx.save_for_backward(a)
+        ctx.min, ctx.max = min, max
+        return np.clip(a._data, min, max)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        inside = Tensor._make(np.ones(a._data.shape, dtype=bool))
+        if ctx.min is not None:
+            inside = inside & (a >= ctx.min)
+        if ctx.max is not None:
+            inside = inside & (a <= ctx.max)
+        return (grad * inside,)
+
+
+class WhereBackward0(Op):
+    @staticmethod
+    def forward(ctx, a, b, condition):
+        ctx.condition = condition
+        return np.where(condition._data, _data(a), _data(b))
+
+    @staticmethod
+    def backward(ctx, grad):
+        zero = Tensor._make(np.zeros((), grad._data.dtype))
+        c = ctx.condition
+        return where(c, grad, zero), where(c, zero, grad)
+
+
+def where(condition, a, b):
+    return WhereBackward0.apply(a, b, condition=condition)
+
+
+# --- reductions ----------------------------------------------------------------------
+class SumBackward0(Op):
+    """Sum of all elements. Saves only a shape, so nothing is freed by backward."""
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.shape = a._data.shape
+        out = a._data.sum()
+        return out if a._data.dtype.kind != "b" else out.astype(np.int64)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad.expand(ctx.shape),)
+
+
+class SumBackward1(Op):
+    @staticmethod
+    def forward(ctx, a, dim, keepdim=False):
+        ctx.shape, ctx.dims, ctx.keepdim = a._data.shape, _dims(dim, a._data.ndim), keepdim
+        return a._data.sum(axis=ctx.dims, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (_expand_reduced(grad, ctx.shape, ctx.dims, ctx.keepdim).expand(ctx.shape),)
+
+
+class MeanBackward0(Op):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.shape = a._data.shape
+        return a._data.mean()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ((grad / max(int(np.prod(ctx.shape)), 1)).expand(ctx.shape),)
+
+
+class MeanBackward1(Op):
+    @staticmethod
+    def forward(ctx, a, dim, keepdim=False):
+        ctx.shape, ctx.dims, ctx.keepdim = a._data.shape, _dims(dim, a._data.ndim), keepdim
+        return a._data.mean(axis=ctx.dims, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        count = int(np.prod([ctx.shape[d] for d in ctx.dims])) if ctx.shape else 1
+        return ((_expand_reduced(grad, ctx.shape, ctx.dims, ctx.keepdim) / count).expand(ctx.shape),)
+
+
+class _ExtremeAll(Op):
+    """max() / min() over all elements: tied elements share the gradient evenly."""
+
+    reduce = None
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        hit = a == Tensor._make(np.asarray(type(ctx).reduce(a._data)))
+        return (grad * hit / hit.sum(),)
+
+
+def _check_not_empty(a, name):
+    if a._data.size == 0:
+        raise RuntimeError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+            "Specify the reduction dim with the 'dim' argument."
+        )
+
+
+class MaxBackward1(_ExtremeAll):
+    reduce = staticmethod(np.max)
+
+    @staticmethod
+    def forward(ctx, a):
+        _check_not_empty(a, "max")
+        ctx.save_for_backward(a)
+        return np.max(a._data)
+
+
+class MinBackward1(_ExtremeAll):
+    reduce = staticmethod(np.min)
+
+    @staticmethod
+    def forward(ctx, a):
+        _check_not_empty(a, "min")
+        ctx.save_for_backward(a)
+        return np.min(a._data)
+
+
+class MaxBackward0(Op):
+    """max(dim): the gradient goes to the element the index points at."""
+
+    pick = staticmethod(np.argmax)
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim=False, indices=None):
+        ctx.shape, ctx.dim, ctx.keepdim, ctx.indices = a._data.shape, dim, keepdim, indices
+        index = indices if keepdim else np.expand_dims(indices, dim)
+        values = np.take_along_axis(a._data, index, dim)
+        return values if keepdim else values.squeeze(dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        idx = ctx.indices if ctx.keepdim else np.expand_dims(ctx.indices, ctx.dim)
+        g = _expand_reduced(grad, ctx.shape, (ctx.dim,), ctx.keepdim)
+        return (ScatterBackward0.apply(g, shape=ctx.shape, dim=ctx.dim, index=idx),)
+
+
+class MinBackward0(MaxBackward0):
+    pass
+
+
+class ScatterBackward0(Op):
+    """Put a gradient back where a max/min along ``dim`` picked its values (zeros elsewhere)."""
+
+    @staticmethod
+    def forward(ctx, g, shape, dim, index):
+        ctx.dim, ctx.index = dim, index
+        out = np.zeros(shape, dtype=g._data.dtype)
+        np.put_along_axis(out, index, g._data, dim)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (GatherBackward0.apply(grad, dim=ctx.dim, index=ctx.index),)
+
+
+class GatherBackward0(Op):
+    @staticmethod
+    def forward(ctx, a, dim, index):
+        ctx.shape, ctx.dim, ctx.index = a._data.shape, dim, index
+        return np.take_along_axis(a._data, index, dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # Spell the gather as an advanced index so repeated positions add up.
+        key = list(np.indices(ctx.index.shape, sparse=True))
+        key[ctx.dim] = ctx.index
+        return (IndexPutBackward0.apply(grad, shape=ctx.shape, key=tuple(key)),)
+
+
+class LinalgVectorNormBackward0(Op):
+    """The 2-norm (or another p-norm) of the elements, optionally along dims."""
+
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, p=2, dim=None, keepdim=False):
+        ctx.save_for_backward(a)
+        ctx.p, ctx.shape, ctx.keepdim = p, a._data.shape, keepdim
+        ctx.dims = _dims(dim, a._data.ndim)
+        x = np.abs(a._data)
+        if p == 2:
+            return np.sqrt((x * x).sum(axis=ctx.dims, keepdims=keepdim))
+        if p == float("inf"):
+            return x.max(axis=ctx.dims, keepdims=keepdim)
+        return (x ** p).sum(axis=ctx.dims, keepdims=keepdim) ** (1.0 / p)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        norm = _expand_reduced(ctx.result, ctx.shape, ctx.dims, ctx.keepdim)
+        grad = _expand_reduced(grad, ctx.shape, ctx.dims, ctx.keepdim)
+        zero = Tensor._make(np.zeros((), a._data.dtype))
+        safe = where(norm == 0, Tensor._make(np.ones((), a._data.dtype)), norm)
+        if ctx.p == 2:
+            scale = a / safe
+        elif ctx.p == float("inf"):
+            hit = a.abs() == norm
+            scale = a.sign() * hit / hit.sum(dim=ctx.dims, keepdim=True)
+        else:
+            scale = a.sign() * a.abs() ** (ctx.p - 1) / safe ** (ctx.p - 1)
+        return (where(norm == 0, zero, grad * scale),)
+
+
+# --- linear algebra --------------------------------------------------------------------
+class DotBackward0(Op):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return np.dot(a._data, b._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return grad * b, grad * a
+
+
+class MvBackward0(Op):
+    @staticmethod
+    def forward(ctx, m, v):
+        ctx.save_for_backward(m, v)
+        return m._data @ v._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        m, v = ctx.saved_tensors
+        return grad.unsqueeze(1) * v, m.t().mv(grad)
+
+
+class MmBackward0(Op):
+    @staticmethod
+    def forward(ctx, a, b):
+        need_a, need_b = ctx.needs_input_grad or (False, False)
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        return a._data @ b._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return (grad.mm(b.t()) if ctx.needs_input_grad[0] else None), (a.t().mm(grad) if ctx.needs_input_grad[1] else None)
+
+
+class UnsafeViewBackward0(Op):
+    """Batched matmul (3 or more dims), batch dims broadcast as in NumPy."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return np.matmul(a._data, b._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return grad.matmul(b.transpose(-1, -2)), a.transpose(-1, -2).matmul(grad)
+
+
+# --- shapes and views -------------------------------------------------------------------
+class _View(Op):
+    """Base of ops whose output shares memory with the input (changes show in both)."""
+
+    @classmethod
+    def apply(cls, a, **params):
+        out = super().apply(a, **params)
+        out._version = a._version  # a view and its base are one storage
+        out._base = a if a._base is None else a._base
+        return out
+
+
+class ViewBackward0(_View):
+    @staticmethod
+    def forward(ctx, a, shape):
+        ctx.shape = a._data.shape
+        return a._data.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad.reshape(ctx.shape),)
+
+
+class PermuteBackward0(_View):
+    @staticmethod
+    def forward(ctx, a, dims):
+        ctx.dims = dims
+        return a._data.transpose(dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad.permute(*np.argsort(ctx.dims).tolist()),)
+
+
+class TransposeBackward0(_View):
+    @staticmethod
+    def forward(ctx, a, dim0, dim1):
+        ctx.dim0, ctx.dim1 = dim0, dim1
+        return np.swapaxes(a._data, dim0, dim1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad.transpose(ctx.dim0, ctx.dim1),)
+
+
+class TBackward0(_View):
+    @staticmethod
+    def forward(ctx, a):
+        return a._data.T
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad.t(),)
+
+
+class SqueezeBackward0(_View):
+    """squeeze() of every size-1 dim"""
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.shape = a._data.shape
+        return a._data.squeeze()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad.reshape(ctx.shape),)
+
+
+class SqueezeBackward1(SqueezeBackward0):
+    """squeeze(dim)"""
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.shape = a._data.shape
+        return a._data.squeeze(dim) if a._data.shape[dim] == 1 else a._data
+
+
+class SqueezeBackward4(SqueezeBackward1):
+    """the squeeze that ends a vector-matrix product"""
+
+
+class UnsqueezeBackward0(_View):
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        return np.expand_dims(a._data, dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad.squeeze(ctx.dim),)
+
+
+class ExpandBackward0(_View):
+    @staticmethod
+    def forward(ctx, a, shape):
+        ctx.shape = a._data.shape
+        return np.broadcast_to(a._data, shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad,)  # the engine sums it back to the input's shape
+
+
+class _Index(_View):
+    """``x[key]``: the gradient is scattered back into a zero tensor of x's shape."""
+
+    @staticmethod
+    def forward(ctx, a, key):
+        ctx.shape, ctx.key = a._data.shape, key
+        return a._data[key]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (IndexPutBackward0.apply(grad, shape=ctx.shape, key=ctx.key),)
+
+
+class SelectBackward0(_Index):
+    """indexing with an integer"""
+
+
+class SliceBackward0(_Index):
+    """indexing with slices"""
+
+
+class IndexBackward0(_Index):
+    """indexing with boolean masks or integer arrays (a copy, not a view)"""
+
+    @classmethod
+    def apply(cls, a, **params):
+        return Op.apply.__func__(cls, a, **params)
+
+
+class IndexPutBackward0(Op):
+    """Accumulate ``grad`` into zeros of ``shape`` at ``key`` (repeated indices add up)."""
+
+    @staticmethod
+    def forward(ctx, g, shape, key):
+        ctx.key = key
+        out = np.zeros(shape, dtype=g._data.dtype)
+        np.add.at(out, key, g._data)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad[ctx.key],)
+
+
+def index_key(key):
+    """Turn tensors inside an index into NumPy arrays (and 0-d integer tensors into ints)."""
+    if type(key) is tuple:
+        return tuple(index_key(k) for k in key)
+    if type(key) is Tensor:
+        if key._data.dtype.kind not in "biu":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        return key._data.item() if key._data.ndim == 0 and key._data.dtype.kind != "b" else key._data
+    if isinstance(key, list):
+        return np.asarray([k._data.item() if type(k) is Tensor else k for k in key]) if key else np.asarray(key, dtype=np.int64)
+    return key
+
+
+def index_op(key):
+    """Which node PyTorch records for this key: Select (int), Slice (slices) or Index (arrays)."""
+    items = key if type(key) is tuple else (key,)
+    if any(isinstance(k, np.ndarray) for k in items):
+        return IndexBackward0
+    if any(isinstance(k, slice) for k in items) and not isinstance(items[-1], (int, np.integer)):
+        return SliceBackward0
+    if all(k is None or k is Ellipsis for k in items):
+        return UnsqueezeBackward0 if any(k is None for k in items) else SliceBackward0
+    return SelectBackward0 if any(isinstance(k, (int, np.integer)) for k in items) else SliceBackward0
+
+
+# --- copies, dtype changes, in-place writes ----------------------------------------------
+class CloneBackward0(Op):
+    @staticmethod
+    def forward(ctx, a):
+        return a._data.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad,)
+
+
+class ToCopyBackward0(Op):
+    @staticmethod
+    def forward(ctx, a, dtype):
+        ctx.source = a._data.dtype
+        return a._data.astype(dtype.numpy)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (ToCopyBackward0.apply(grad, dtype=_dtype_of(ctx.source)),)
+
+
+def _dtype_of(np_dtype):
+    from .dtypes import from_numpy_dtype
+
+    return from_numpy_dtype(np_dtype)
+
+
+class CopySlices(Op):
+    """``y[key] = value``: y keeps its old values outside ``key``."""
+
+    @staticmethod
+    def forward(ctx, base, value, key):
+        ctx.key = key
+        out = base._data.copy()
+        out[key] = value._data
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_base = None
+        if ctx.needs_input_grad[0]:
+            grad_base = grad.clone()
+            grad_base[ctx.key] = 0
+        return grad_base, grad[ctx.key]  # the engine sums the value's part to its shape
+
+
+class CopyBackwards(Op):
+    """``y.copy_(src)``: y's old values are gone, so only src gets a gradient."""
+
+    @staticmethod
+    def forward(ctx, base, src):
+        return np.broadcast_to(src._data, base._data.shape).astype(base._data.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0, grad
+
+    def name(self):
+        return "torch::autograd::CopyBackwards"
+
+
+class FillBackward2(Op):
+    @staticmethod
+    def forward(ctx, a, value):
+        return np.full(a._data.shape, _data(value), dtype=a._data.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad * 0,)
+
+
+class ZeroBackward0(FillBackward2):
+    @staticmethod
+    def forward(ctx, a):
+        return np.zeros_like(a._data)
+
+
+class StackBackward0(Op):
+    @staticmethod
+    def forward(ctx, *tensors, dim=0):
+        ctx.dim = dim
+        return np.stack([t._data for t in tensors], axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return tuple(grad.unbind(ctx.dim))
+
+
+class CatBackward0(Op):
+    @staticmethod
+    def forward(ctx, *tensors, dim=0):
+        ctx.dim, ctx.sizes = dim, [t._data.shape[dim] for t in tensors]
+        return np.concatenate([t._data for t in tensors], axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return tuple(grad.split(ctx.sizes, ctx.dim))

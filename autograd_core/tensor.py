@@ -1,0 +1,445 @@
+"""The ``Tensor``: a NumPy array plus what autograd needs to know about it.
+
+A tensor holds
+
+* ``_data``: its numbers, a NumPy array;
+* ``requires_grad``: whether operations on it are recorded;
+* ``grad_fn``: the graph node that made it (``None`` for tensors you create: leaves);
+* ``grad``: where ``backward()`` leaves the gradient of a leaf;
+* ``_version``: a counter bumped by every in-place change, shared with its views,
+  so that a saved tensor that was modified can be caught (see ``graph.SavedTensor``).
+
+The math lives in ``ops.py``; the methods here only route to it.
+"""
+from __future__ import annotations
+
+import builtins
+import numbers
+import warnings
+
+import numpy as np
+
+from . import dtypes, grad_mode, printing
+
+_NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+    "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+    "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor "
+    "by mistake, make sure you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 "
+    "for more information."
+)
+
+
+class VersionCounter:
+    """How many times a tensor's storage was modified in place."""
+
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+
+class Tensor:
+    """A multi-dimensional array that can record the operations applied to it."""
+
+    # Hot fields live in slots; rarely set ones fall back to the class defaults below.
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_version", "__dict__", "__weakref__")
+    _output_nr = 0
+    _base = None  # the tensor this one is a view of, if any
+    _hooks = None  # hooks of a leaf, run by AccumulateGrad
+    _grad_accumulator = None
+    _retains_grad = False
+    __array_priority__ = 1000  # numpy scalars on the left defer to Tensor's operators
+
+    def __init__(self, *args, **kwargs):
+        # torch.Tensor(data) / torch.Tensor(2, 3): the legacy constructor, float32.
+        from .creation import empty, tensor
+
+        if len(args) == 1 and not isinstance(args[0], numbers.Integral):
+            t = tensor(args[0], dtype=dtypes.get_default_dtype())
+        else:
+            t = empty(*args)
+        self._data, self._requires_grad, self._grad_fn = t._data, False, None
+        self._grad, self._version = None, VersionCounter()
+
+    @classmethod
+    def _make(cls, data, requires_grad=False, grad_fn=None):
+        """Wrap an ndarray without copying or checking: the engine's fast path."""
+        t = object.__new__(cls)
+        t._data = data
+        t._requires_grad = requires_grad
+        t._grad_fn = grad_fn
+        t._grad = None
+        t._version = VersionCounter()
+        return t
+
+    # -- what a tensor is ----------------------------------------------------------
+    @property
+    def shape(self):
+        return dtypes.Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return dtypes.Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self):
+        return self._data.ndim
+
+    ndim = property(dim)
+    ndimension = dim
+
+    def numel(self):
+        return self._data.size
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return dtypes.from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self):
+        return dtypes.device("cpu")
+
+    @property
+    def is_cuda(self):
+        return False
+
+    def is_floating_point(self):
+        return self._data.dtype.kind == "f"
+
+    def element_size(self):
+        return self._data.itemsize
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self, *, tensor_contents=None):
+        suffixes = []
+        if self._grad_fn is not None:
+            suffixes.append(f"grad_fn=<{self._grad_fn.name()}>")
+        elif self._requires_grad:
+            suffixes.append("requires_grad=True")
+        return printing.format_tensor(self._data, suffixes)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
+    # -- autograd state -----------------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+            )
+        if value and self._data.dtype.kind != "f":
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = builtins.bool(value)
+
+    def requires_grad_(self, requires_grad=True):
+        """Start (or stop) recording operations on this leaf tensor, in place."""
+        if requires_grad and self._data.dtype.kind != "f":
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def is_leaf(self):
+        """Created by the user (or not requiring grad) rather than by a recorded op."""
+        return self._grad_fn is None
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"assigned grad has data of a different size: expected {list(self.shape)}, got {list(value.shape)}"
+                )
+        self._grad = value
+
+    @property
+    def data(self):
+        """The same numbers, detached from the graph and from the version counter."""
+        return Tensor._make(self._data)
+
+    @data.setter
+    def data(self, value):
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def retain_grad(self):
+        """Also keep ``.grad`` for this non-leaf tensor after backward."""
+        if self._grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return  # leaves keep their grad anyway
+        if self._retains_grad:
+            return
+        import weakref
+
+        ref = weakref.ref(self)  # weak: the graph must not keep this tensor alive
+
+        def store(grad):
+            t = ref()
+            if t is not None:
+                if t._grad is None:
+                    t._grad = grad.detach().clone() if not grad_mode.is_grad_enabled() else grad
+                else:
+                    t._grad = t._grad + grad
+            return None
+
+        self._grad_fn._add_tensor_hook(store)
+        self._retains_grad = True
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` whenever the gradient of this tensor is computed.
+
+        The hook may return a new gradient to use instead. Returns a handle with ``.remove()``.
+        """
+        from .graph import RemovableHandle
+
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            return self._grad_fn._add_tensor_hook(hook)
+        if self._hooks is None:
+            self._hooks = {}
+        handle = RemovableHandle(self._hooks)
+        self._hooks[handle._key] = hook
+        return handle
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute the gradient of this tensor with respect to the graph leaves.
+
+        For a scalar, ``gradient`` defaults to 1; for anything else pass the
+        vector ``v`` of the vector-Jacobian product ``v^T J`` you want.
+        """
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        """A tensor sharing these numbers, cut off from the graph (changes show in both)."""
+        t = Tensor._make(self._data)
+        t._version = self._version
+        return t
+
+    def detach_(self):
+        if self._base is not None and self._base._requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    # -- leaving the tensor world ---------------------------------------------------
+    def numpy(self, *, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return builtins.bool(self._data.reshape(()))
+
+    def __float__(self):
+        return builtins.float(self.item())
+
+    def __int__(self):
+        return builtins.int(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return builtins.int(self.item())
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self._data.copy(), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment."
+            )
+        t = Tensor._make(self._data.copy(), self._requires_grad)
+        memo[id(self)] = t
+        return t
+
+    # -- in-place changes ------------------------------------------------------------
+    def _check_inplace(self, recording):
+        if recording and self._grad_fn is None and self._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        base = self._base
+        if recording and base is not None and (base._requires_grad or self._requires_grad):
+            if base._grad_fn is None and base._requires_grad:
+                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+            raise RuntimeError(
+                "autograd_core does not record in-place operations on views of tensors that require grad; "
+                "use an out-of-place operation or call .clone() first."
+            )
+
+    def _inplace(self, compute, *others):
+        """Run the out-of-place op ``compute()`` and write its result into this tensor.
+
+        The new node takes this tensor's place in the graph (its ``grad_fn``
+        becomes the op's node), and the version counter is bumped so that any
+        node that saved the old values notices.
+        """
+        recording = grad_mode._State.enabled and (
+            self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
+        )
+        self._check_inplace(recording)
+        out = compute()
+        result = out._data
+        if result.shape != self._data.shape:
+            if np.broadcast_shapes(result.shape, self._data.shape) != self._data.shape:
+                raise RuntimeError(
+                    f"output with shape {list(self._data.shape)} doesn't match the broadcast shape {list(result.shape)}"
+                )
+        if result.dtype != self._data.dtype and not np.can_cast(result.dtype, self._data.dtype, "same_kind"):
+            raise RuntimeError(
+                f"result type {_type_name(result.dtype)} can't be cast to the desired output type "
+                f"{_type_name(self._data.dtype)}"
+            )
+        np.copyto(self._data, result, casting="unsafe")
+        self._version.value += 1
+        if recording:
+            self._grad_fn = out._grad_fn
+            self._requires_grad = True
+            self.__dict__.pop("_output_nr", None)
+        return self
+
+    def add_(self, other, *, alpha=1):
+        return self._inplace(lambda: self.add(other, alpha=alpha), other)
+
+    def sub_(self, other, *, alpha=1):
+        return self._inplace(lambda: self.sub(other, alpha=alpha), other)
+
+    def mul_(self, other):
+        return self._inplace(lambda: self * other, other)
+
+    def div_(self, other):
+        return self._inplace(lambda: self / other, other)
+
+    def pow_(self, exponent):
+        return self._inplace(lambda: self ** exponent, exponent)
+
+    def clamp_(self, min=None, max=None):  # noqa: A002
+        return self._inplace(lambda: self.clamp(min, max))
+
+    def copy_(self, src):
+        from . import ops
+
+        src = src if isinstance(src, Tensor) else Tensor._make(np.asarray(src, dtype=self._data.dtype))
+        return self._inplace(lambda: ops.CopyBackwards.apply(self, src), src)
+
+    def fill_(self, value):
+        from . import ops
+
+        return self._inplace(lambda: ops.FillBackward2.apply(self, value=value), value)
+
+    def zero_(self):
+        from . import ops
+
+        return self._inplace(lambda: ops.ZeroBackward0.apply(self))
+
+    def uniform_(self, a=0.0, b=1.0):
+        from .creation import _rng
+
+        with grad_mode.no_grad():
+            return self._inplace(lambda: Tensor._make(_rng().uniform(a, b, self._data.shape)))
+
+    def normal_(self, mean=0.0, std=1.0):
+        from .creation import _rng
+
+        with grad_mode.no_grad():
+            return self._inplace(lambda: Tensor._make(_rng().normal(mean, std, self._data.shape)))
+
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    def __setitem__(self, key, value):
+        from . import ops
+
+        key = ops.index_key(key)
+        recording = grad_mode._State.enabled and (self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
+        if not recording:
+            self._data[key] = value._data if isinstance(value, Tensor) else value
+            self._version.value += 1
+            return
+        value = value if isinstance(value, Tensor) else Tensor._make(np.asarray(value, dtype=self._data.dtype))
+        self._inplace(lambda: ops.CopySlices.apply(self, value, key=key), value)
+
+
+def _rebuild(data, requires_grad):
+    return Tensor._make(data, requires_grad)
+
+
+def _type_name(np_dtype):
+    # PyTorch's scalar type names, as used in its error messages.
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+            "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}[np.dtype(np_dtype).name]
+
+
+def _wrap_dim(dim, ndim):
+    """Accept negative dims; PyTorch's IndexError for dims out of range."""
+    lo, hi = -builtins.max(ndim, 1), builtins.max(ndim, 1) - 1
+    if not lo <= dim <= hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+    return dim % builtins.max(ndim, 1)

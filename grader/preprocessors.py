@@ -1,0 +1,161 @@
+"""nbgrader preprocessors the kit adds to nbgrader's own chains (through nbgrader's config).
+
+* ``DetectTampering`` (sanitizing, before ``OverwriteCells``): notes every edited, deleted, renamed
+  or re-flagged instructor cell, so the report can say why.
+* ``RestoreCellFlags`` (sanitizing, after ``OverwriteCells``): puts back the nbgrader flags of every
+  cell the gradebook knows (``OverwriteCells`` restores sources and points but keeps e.g. a
+  ``solution`` flag a student added to a test cell).
+* ``ReplayExecution`` (autograding, in place of ``Execute``): takes the outputs the kit's sandboxed
+  workers produced for this very notebook.
+* ``HideHiddenTests`` (feedback): removes hidden-test regions and their tracebacks from feedback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import nbformat
+from nbconvert.exporters.exporter import ResourcesDict
+from nbformat.notebooknode import NotebookNode
+from nbgrader import utils
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
+from traitlets import Unicode
+
+FINDINGS = "kitgrade_findings"
+
+
+def _findings(resources: ResourcesDict) -> list:
+    return resources.setdefault(FINDINGS, [])
+
+
+def _expected_flags(gradebook: Gradebook, grade_id: str, notebook: str, assignment: str) -> dict:
+    """The nbgrader flags the gradebook holds for one cell."""
+    source = gradebook.find_source_cell(grade_id, notebook, assignment)
+    flags = {"grade": False, "solution": False, "task": False, "locked": bool(source.locked)}
+    for kind, finder in (("grade", gradebook.find_grade_cell), ("solution", gradebook.find_solution_cell),
+                         ("task", gradebook.find_task_cell)):
+        try:
+            cell = finder(grade_id, notebook, assignment)
+        except MissingEntry:
+            continue
+        flags[kind] = True
+        if kind in ("grade", "task"):
+            flags["points"] = float(cell.max_score)
+    return flags
+
+
+class DetectTampering(NbGraderPreprocessor):
+    """Record how a submission's instructor cells differ from the gradebook (changes nothing)."""
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
+        notebook, assignment = resources["nbgrader"]["notebook"], resources["nbgrader"]["assignment"]
+        findings = _findings(resources)
+        seen = set()
+        with Gradebook(resources["nbgrader"]["db_url"]) as gradebook:
+            source_notebook = gradebook.find_notebook(notebook, assignment)
+            known = {cell.name: cell for cell in source_notebook.source_cells}
+            graded = {cell.name for cell in source_notebook.grade_cells} | {cell.name for cell in source_notebook.task_cells}
+            for cell in nb.cells:
+                meta = cell.metadata.get("nbgrader")
+                if not meta or "grade_id" not in meta:
+                    continue
+                grade_id = meta["grade_id"]
+                if grade_id in seen:
+                    findings.append(f"cell {grade_id!r} appears more than once (duplicates ignored)")
+                    continue
+                seen.add(grade_id)
+                if grade_id not in known:
+                    findings.append(f"a cell claims the unknown id {grade_id!r} (its marks were removed)")
+                    continue
+                expected = _expected_flags(gradebook, grade_id, notebook, assignment)
+                changed = [flag for flag in ("grade", "solution", "task") if bool(meta.get(flag, False)) != expected[flag]]
+                if "points" in expected and "points" in meta:
+                    try:
+                        if float(meta["points"]) != expected["points"]:
+                            changed.append("points")
+                    except (TypeError, ValueError):
+                        changed.append("points")
+                if utils.is_locked(cell) != expected["locked"]:
+                    changed.append("locked")
+                if changed:
+                    findings.append(f"cell {grade_id!r}: changed nbgrader metadata ({', '.join(changed)}); restored")
+                if cell.cell_type != known[grade_id].cell_type:
+                    findings.append(f"cell {grade_id!r}: cell type changed; restored")
+                if expected["locked"] and cell.source != known[grade_id].source:
+                    findings.append(f"cell {grade_id!r}: read-only/test cell was edited; restored")
+            for grade_id in sorted(graded - seen):
+                findings.append(f"cell {grade_id!r} was deleted or renamed; restored from the gradebook")
+        return nb, resources
+
+
+class RestoreCellFlags(NbGraderPreprocessor):
+    """Reset the nbgrader flags of every known cell to the gradebook's (after ``OverwriteCells``)."""
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
+        notebook, assignment = resources["nbgrader"]["notebook"], resources["nbgrader"]["assignment"]
+        with Gradebook(resources["nbgrader"]["db_url"]) as gradebook:
+            for cell in nb.cells:
+                meta = cell.metadata.get("nbgrader")
+                if not meta or "grade_id" not in meta:
+                    continue
+                try:
+                    expected = _expected_flags(gradebook, meta["grade_id"], notebook, assignment)
+                except MissingEntry:
+                    continue
+                meta.update({k: v for k, v in expected.items() if k != "points"})
+                if "points" in expected:
+                    meta["points"] = expected["points"]
+                else:
+                    meta.pop("points", None)
+                if not expected["task"]:
+                    meta.pop("task", None)
+                meta["checksum"] = gradebook.find_source_cell(meta["grade_id"], notebook, assignment).checksum
+        return nb, resources
+
+
+class ReplayExecution(NbGraderPreprocessor):
+    """Fill in the outputs the kit's sandboxed execution produced for this notebook.
+
+    The record is keyed by student, assignment and notebook, and holds the sanitized sources it
+    ran; if they do not match this notebook exactly, every code cell gets an error instead.
+    """
+
+    run_directory = Unicode("", help="Folder of the execution records of this autograde run.").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
+        info = resources["nbgrader"]
+        path = os.path.join(self.run_directory, info["assignment"], info["student"], info["notebook"] + ".json")
+        record = None
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as handle:
+                record = json.load(handle)
+        sources = [cell.source for cell in nb.cells]
+        if record is None or record.get("sources") != sources:
+            self.log.error("No matching execution record for %s; marking its cells as not run", path)
+            for cell in nb.cells:
+                if cell.cell_type == "code":
+                    cell.outputs = [NotebookNode(output_type="error", ename="NotExecuted",
+                                                 evalue="this notebook could not be executed",
+                                                 traceback=["NotExecuted: this notebook could not be executed"])]
+            return nb, resources
+        for cell, executed in zip(nb.cells, record["cells"]):
+            if cell.cell_type == "code":
+                cell.outputs = [nbformat.from_dict(o) for o in executed["outputs"]]
+                cell.execution_count = executed["execution_count"]
+        return nb, resources
+
+
+class HideHiddenTests(ClearHiddenTests):
+    """Remove hidden-test regions from feedback, and the tracebacks that would quote them."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        had_hidden = self.begin_test_delimeter in cell.source
+        cell, resources = super().preprocess_cell(cell, resources, cell_index)
+        if had_hidden and cell.cell_type == "code":
+            for output in cell.get("outputs", []):
+                if output.output_type == "error":
+                    output.traceback = [f"{output.ename}: a hidden test failed"]
+                    output.evalue = ""
+        return cell, resources

@@ -1,0 +1,33 @@
+"""The kit's own settings, read from the course's ``nbgrader_config.py`` like nbgrader's."""
+
+import os
+
+from traitlets import Bool, Float, Integer, List, Unicode
+from traitlets.config import Configurable
+
+
+class KitGrade(Configurable):
+    """Settings of the kit's grader (``c.KitGrade.<name> = ...`` in ``nbgrader_config.py``)."""
+
+    workers = Integer(0, help="Worker processes for autograde; 0 means one per CPU core.").tag(config=True)
+    cell_timeout = Float(30.0, help="Seconds a cell may run before it is interrupted.").tag(config=True)
+    memory_limit_mb = Integer(2048, help="Address-space cap of each grading process, in MiB.").tag(config=True)
+    output_limit_bytes = Integer(200_000, help="Output kept per notebook; the rest is dropped.").tag(config=True)
+    file_size_limit_mb = Integer(64, help="Largest file student code may write, in MiB.").tag(config=True)
+    preload_modules = List(
+        Unicode(), ["numpy", "numpy.testing", "math", "unittest"],
+        help="Modules imported once per worker before any submission; they are guarded against tampering.",
+    ).tag(config=True)
+    lms_filename_regexp = Unicode(
+        r"^(?:(?P<student_id>[^/_]+)/)?(?(student_id)|(?P<student_id_flat>[^/_]+)_(?:\d+_)*)(?P<file_id>[^/]+)$",
+        help="How `collect --from` reads student ids from LMS download names.",
+    ).tag(config=True)
+    hide_hidden_tests_in_feedback = Bool(False, help="Default of `feedback --hide-hidden-tests`.").tag(config=True)
+
+
+def default_workers() -> int:
+    """The machine's usable cores."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - non-Linux
+        return os.cpu_count() or 1
