@@ -19,6 +19,7 @@ import heapq
 from . import grad_mode
 from .broadcast import sum_to_shape
 from .graph import AccumulateGrad
+from .tensor import Tensor
 
 
 def count_dependencies(roots):
@@ -142,8 +143,6 @@ def _add_to_buffer(buffers, node, nr, grad):
 
 def _call_backward(node, grad_outputs):
     """Run one node's backward formula and bring each gradient to its input's shape."""
-    from .tensor import Tensor
-
     if all(g is None for g in grad_outputs):
         return (None,) * len(node.next_functions)
     result = type(node).backward(node, *grad_outputs)

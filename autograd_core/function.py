@@ -20,8 +20,13 @@ an edge in ``next_functions``); keyword arguments are plain parameters.
 """
 from __future__ import annotations
 
+import weakref
+
+import numpy as np
+
 from . import grad_mode
 from .graph import AccumulateGrad, Node, SavedTensor, _sequence
+from .tensor import Tensor
 
 
 class _NotRecording:
@@ -54,8 +59,6 @@ def accumulator_of(leaf):
     ref = leaf._grad_accumulator
     node = ref() if ref is not None else None
     if node is None:
-        import weakref
-
         node = AccumulateGrad(leaf)
         leaf._grad_accumulator = weakref.ref(node)  # weak: the leaf must not keep its graph alive
     return node
@@ -75,8 +78,6 @@ class Op(Node):
 
     @classmethod
     def apply(cls, *inputs, **params):
-        from .tensor import Tensor
-
         if grad_mode._State.enabled:
             for t in inputs:
                 if type(t) is Tensor and t._requires_grad:
@@ -93,8 +94,6 @@ class Op(Node):
 
 
 def _as_array(value):
-    import numpy as np
-
     # NumPy turns 0-d results into scalars; a tensor always holds an ndarray.
     return value if type(value) is np.ndarray else np.asarray(value)
 
@@ -157,8 +156,6 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from .tensor import Tensor
-
         ctx = cls._backward_cls()
         record = grad_mode._State.enabled and any(isinstance(a, Tensor) and a._requires_grad for a in args)
         with grad_mode.no_grad():  # forward itself is not recorded, as in PyTorch

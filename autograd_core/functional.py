@@ -631,7 +631,7 @@ def index(input, key):
     key = ops.index_key(key)
     items = key if type(key) is tuple else (key,)
     _check_index(input, items)
-    if items == (None,):
+    if len(items) == 1 and items[0] is None:
         return ops.UnsqueezeBackward0.apply(input, dim=0)
     return ops.index_op(key).apply(input, key=key)
 

@@ -136,7 +136,7 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self._data.ndim == 0:
+        if self._data.ndim == 0 and spec:
             return format(self.item(), spec)
         return object.__format__(self, spec)
 
