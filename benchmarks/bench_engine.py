@@ -1,0 +1,315 @@
+"""Engine benchmark: the kit's engine beside PyTorch, MyGrad, HIPS autograd and hand-written NumPy.
+
+Every workload runs for every engine in the same process, interleaved round by
+round (so a noisy neighbour slows all of them alike), and the script prints
+medians and ratios against the peers measured in this run. It is not a test:
+timings on a shared machine are only meaningful as ratios.
+
+    python benchmarks/bench_engine.py            # all workloads, 7 rounds
+    python benchmarks/bench_engine.py --rounds 3 --skip-notebooks
+
+Engines that are not installed are left out of the table (PyTorch: pip install
+torch==2.13.0; pip install mygrad autograd).
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import json
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import autograd_core  # noqa: E402
+
+
+def optional(name):
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+torch = optional("torch")
+mygrad = optional("mygrad")
+hips = optional("autograd")
+hips_np = optional("autograd.numpy")
+
+CHAIN = 2000
+BATCH, IN, HIDDEN, OUT, STEPS = 256, 784, 256, 10, 10
+
+
+# --- workload 1: a chain of tiny elementwise ops ----------------------------------------------
+def chain_torchlike(m):
+    def run():
+        x = m.ones(2, 2, requires_grad=True)
+        y = x
+        for _ in range(CHAIN):
+            y = y * 1.0001 + 0.0001
+        y.sum().backward()
+        return x.grad
+    return run
+
+
+def chain_mygrad():
+    def run():
+        x = mygrad.tensor(np.ones((2, 2), dtype=np.float32))
+        y = x
+        for _ in range(CHAIN):
+            y = y * 1.0001 + 0.0001
+        y.sum().backward()
+        return x.grad
+    return run
+
+
+def chain_hips():
+    def f(x):
+        y = x
+        for _ in range(CHAIN):
+            y = y * 1.0001 + 0.0001
+        return hips_np.sum(y)
+    g = hips.grad(f)
+    return lambda: g(np.ones((2, 2), dtype=np.float32))
+
+
+def chain_numpy():
+    def run():
+        y = np.ones((2, 2), dtype=np.float32)
+        for _ in range(CHAIN):
+            y = y * np.float32(1.0001) + np.float32(0.0001)
+        grad = np.ones((2, 2), dtype=np.float32)
+        for _ in range(CHAIN):
+            grad = grad * np.float32(1.0001)
+        return grad
+    return run
+
+
+# --- workload 2: an MLP training step ------------------------------------------------------------
+def mlp_data():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((BATCH, IN)).astype(np.float32)
+    w1 = (rng.standard_normal((IN, HIDDEN)) * 0.05).astype(np.float32)
+    w2 = (rng.standard_normal((HIDDEN, OUT)) * 0.05).astype(np.float32)
+    return x, w1, w2
+
+
+def mlp_torchlike(m):
+    x, w1, w2 = mlp_data()
+    X = m.tensor(x)
+    W1 = m.tensor(w1, requires_grad=True)
+    W2 = m.tensor(w2, requires_grad=True)
+
+    def run():
+        nonlocal W1, W2  # -= rebinds the name (to the same tensor, updated in place)
+        for _ in range(STEPS):
+            loss = ((X @ W1).relu() @ W2).pow(2).mean()
+            loss.backward()
+            with m.no_grad():
+                W1 -= 0.01 * W1.grad
+                W2 -= 0.01 * W2.grad
+                W1.grad.zero_()
+                W2.grad.zero_()
+        return float(loss)
+    return run
+
+
+def mlp_mygrad():
+    x, w1, w2 = mlp_data()
+    W1, W2 = mygrad.tensor(w1), mygrad.tensor(w2)
+
+    def run():
+        nonlocal W1, W2
+        for _ in range(STEPS):
+            h = mygrad.matmul(x, W1)
+            loss = (mygrad.matmul(mygrad.maximum(h, 0), W2) ** 2).mean()
+            loss.backward()
+            W1 = mygrad.tensor(W1.data - 0.01 * W1.grad)
+            W2 = mygrad.tensor(W2.data - 0.01 * W2.grad)
+        return float(loss)
+    return run
+
+
+def mlp_hips():
+    x, w1, w2 = mlp_data()
+
+    def loss(params):
+        a, b = params
+        return hips_np.mean(hips_np.dot(hips_np.maximum(hips_np.dot(x, a), 0), b) ** 2)
+    g = hips.grad(loss)
+
+    def run():
+        a, b = w1.copy(), w2.copy()
+        for _ in range(STEPS):
+            ga, gb = g((a, b))
+            a, b = a - 0.01 * ga, b - 0.01 * gb
+        return float(loss((a, b)))
+    return run
+
+
+def mlp_numpy():
+    x, w1, w2 = mlp_data()
+
+    def run():
+        a, b = w1.copy(), w2.copy()
+        for _ in range(STEPS):
+            h = x @ a
+            r = np.maximum(h, 0)
+            out = r @ b
+            loss = (out ** 2).mean()
+            d_out = (2.0 / out.size) * out
+            d_b = r.T @ d_out
+            d_h = (d_out @ b.T) * (h > 0)
+            d_a = x.T @ d_h
+            a -= np.float32(0.01) * d_a
+            b -= np.float32(0.01) * d_b
+        return float(loss)
+    return run
+
+
+def engines(workload):
+    table = {"autograd_core": None, "torch": None, "mygrad": None, "hips autograd": None, "numpy (by hand)": None}
+    if workload == "chain":
+        table["autograd_core"] = chain_torchlike(autograd_core)
+        table["torch"] = torch and chain_torchlike(torch)
+        table["mygrad"] = mygrad and chain_mygrad()
+        table["hips autograd"] = hips and chain_hips()
+        table["numpy (by hand)"] = chain_numpy()
+    else:
+        table["autograd_core"] = mlp_torchlike(autograd_core)
+        table["torch"] = torch and mlp_torchlike(torch)
+        table["mygrad"] = mygrad and mlp_mygrad()
+        table["hips autograd"] = hips and mlp_hips()
+        table["numpy (by hand)"] = mlp_numpy()
+    return {k: v for k, v in table.items() if v}
+
+
+def interleaved(runs, rounds):
+    """Median seconds per engine; each round runs every engine once, in turn."""
+    times = {name: [] for name in runs}
+    for fn in runs.values():
+        fn()  # warm-up
+    for _ in range(rounds):
+        for name, fn in runs.items():
+            gc.collect()
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+# --- workload 3: a deep graph, in a fresh process per engine (peak memory) ------------------------------
+DEEP_SCRIPT = """
+import os, sys, time
+import {module} as m
+
+def resident_mib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+n = int(sys.argv[1])
+x = m.ones(2, 2, requires_grad=True)
+before = resident_mib()
+t = time.perf_counter()
+y = x
+for _ in range(n):
+    y = y * 1.0001 + 0.0001
+graph = resident_mib() - before  # the recorded graph, just before backward
+y.sum().backward()
+seconds = time.perf_counter() - t
+print(seconds, graph)
+"""
+
+
+def deep_graph(module, n):
+    out = subprocess.run([sys.executable, "-c", DEEP_SCRIPT.format(module=module), str(n)],
+                         capture_output=True, text=True, cwd=ROOT, check=True)
+    seconds, mib = out.stdout.split()
+    return float(seconds), float(mib)
+
+
+# --- workload 4: memory across training steps ----------------------------------------------------------
+def training_memory_slope(steps=40):
+    """Bytes allocated per step after warm-up (about 0 means flat)."""
+    run = mlp_torchlike(autograd_core)
+    run()
+    tracemalloc.start()
+    sizes = []
+    for _ in range(steps // STEPS * 2):
+        run()
+        gc.collect()
+        sizes.append(tracemalloc.get_traced_memory()[0])
+    tracemalloc.stop()
+    return (sizes[-1] - sizes[1]) / max(len(sizes) - 2, 1) / STEPS
+
+
+# --- workload 5: the course, executed end to end ---------------------------------------------------------
+def course_wall_time():
+    import nbformat
+    from nbclient import NotebookClient
+
+    total = 0.0
+    notebooks = sorted((ROOT / "notebooks" / "en").glob("*.ipynb"))
+    for path in notebooks:
+        nb = nbformat.read(path, as_version=4)
+        t = time.perf_counter()
+        NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+        total += time.perf_counter() - t
+    return total, len(notebooks)
+
+
+def table(title, medians, unit="ms", scale=1e3):
+    print(f"\n### {title}\n")
+    names = list(medians)
+    print("| engine | median | " + " | ".join(f"/ {n}" for n in ("torch", "numpy (by hand)") if n in medians) + " |")
+    print("|---|---|" + "---|" * sum(n in medians for n in ("torch", "numpy (by hand)")))
+    for name in names:
+        ratios = [f"{medians[name] / medians[p]:.2f}x" for p in ("torch", "numpy (by hand)") if p in medians]
+        print(f"| {name} | {medians[name] * scale:.1f} {unit} | " + " | ".join(ratios) + " |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--skip-notebooks", action="store_true")
+    ap.add_argument("--json", help="also write the figures to this file")
+    args = ap.parse_args()
+    results = {}
+
+    results["chain"] = interleaved(engines("chain"), args.rounds)
+    table(f"Tiny-op overhead: {CHAIN} elementwise ops on a 2x2 tensor, then backward", results["chain"])
+    results["mlp"] = interleaved(engines("mlp"), args.rounds)
+    table(f"MLP: batch {BATCH}, {IN}->{HIDDEN}->{OUT} relu, float32, {STEPS} steps", results["mlp"])
+
+    print("\n### Deep graph: a chain of n ops, backward (fresh process each)\n")
+    print("| engine | n | seconds | microseconds per op | graph memory before backward (MiB) |\n|---|---|---|---|---|")
+    results["deep"] = {}
+    for module in ["autograd_core"] + (["torch"] if torch else []):
+        for n in (25_000, 50_000, 100_000):
+            s, mib = deep_graph(module, n)
+            results["deep"][f"{module} {n}"] = (s, mib)
+            print(f"| {module} | {n:,} | {s:.2f} | {s / n * 1e6:.1f} | {mib:.0f} |")
+
+    slope = training_memory_slope()
+    results["memory_slope_bytes_per_step"] = slope
+    print(f"\nMemory of the MLP training loop: {slope:+.0f} bytes per step after warm-up (flat is about 0).")
+
+    if not args.skip_notebooks and (ROOT / "notebooks" / "en").exists():
+        seconds, count = course_wall_time()
+        results["course_seconds"] = seconds
+        print(f"\nThe course ({count} English notebooks) executed end to end: {seconds:.1f} s wall time.")
+
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
