@@ -137,41 +137,51 @@ def _release_children(node, deps, ready):
 def _add_to_buffer(buffers, node, nr, grad):
     slots = buffers.get(node)
     if slots is None:
-        slots = buffers[node] = [None] * getattr(node, "_num_outputs", 1)
+        slots = buffers[node] = [None] * node._num_outputs
     slots[nr] = grad if slots[nr] is None else slots[nr] + grad
 
 
 def _call_backward(node, grad_outputs):
     """Run one node's backward formula and bring each gradient to its input's shape."""
-    if all(g is None for g in grad_outputs):
+    for g in grad_outputs:
+        if g is not None:
+            break
+    else:  # nothing arrived: nothing flows on
         return (None,) * len(node.next_functions)
     result = type(node).backward(node, *grad_outputs)
-    if not isinstance(result, tuple):
+    if type(result) is not tuple:
         result = (result,)
-    n = len(node.next_functions)
-    if len(result) != n:
-        if len(result) > n and all(r is None for r in result[n:]):
-            result = result[:n]
-        else:
-            raise RuntimeError(
-                f"function {node.name()} returned an incorrect number of gradients (expected {n}, got {len(result)})"
-            )
+    edges = node.next_functions
+    if len(result) != len(edges):
+        result = _drop_extra_nones(node, result)
     shapes = node._input_shapes
-    out = []
-    for i, (g, (child, _)) in enumerate(zip(result, node.next_functions)):
-        if g is None or child is None:
-            out.append(None)
+    out = list(result)
+    for i, g in enumerate(out):
+        if g is None:
             continue
-        if type(g) is not Tensor:
+        if edges[i][0] is None:  # a constant input: its gradient goes nowhere
+            out[i] = None
+        elif type(g) is not Tensor:
             raise TypeError(f"function {node.name()} returned a gradient of type {type(g).__name__}, expected a Tensor")
-        shape = shapes[i]
-        if g._data.shape != shape:
-            try:
-                g = sum_to_shape(g, shape)
-            except Exception:
-                raise RuntimeError(
-                    f"Function {node.name()} returned an invalid gradient at index {i} - got "
-                    f"{list(g.shape)} but expected shape compatible with {list(shape)}"
-                ) from None
-        out.append(g)
-    return tuple(out)
+        elif g._data.shape != shapes[i]:
+            out[i] = _unbroadcast(node, i, g, shapes[i])
+    return out
+
+
+def _drop_extra_nones(node, result):
+    n = len(node.next_functions)
+    if len(result) > n and all(r is None for r in result[n:]):
+        return result[:n]
+    raise RuntimeError(
+        f"function {node.name()} returned an incorrect number of gradients (expected {n}, got {len(result)})"
+    )
+
+
+def _unbroadcast(node, i, grad, shape):
+    try:
+        return sum_to_shape(grad, shape)
+    except Exception:
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index {i} - got "
+            f"{list(grad.shape)} but expected shape compatible with {list(shape)}"
+        ) from None

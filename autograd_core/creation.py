@@ -35,10 +35,15 @@ def _finish(data, dtype, requires_grad):
     return Tensor._make(data, builtins.bool(requires_grad))
 
 
-def _infer_dtype(data):
-    """Python floats become float32 (the default), ints int64, bools bool; arrays keep theirs."""
+def _infer_dtype(data, dtype=None):
+    """Python floats become float32 (the default), ints int64, bools bool; arrays keep theirs.
+
+    With an explicit ``dtype`` the numbers go straight into it (no float32 rounding on the way).
+    """
     if isinstance(data, np.ndarray):
         return data
+    if dtype is not None:
+        return np.array(data, dtype=dtypes.as_dtype(dtype).numpy)
     flat = _flatten(data)
     if flat and builtins.all(isinstance(x, (builtins.bool, np.bool_)) for x in flat):
         return np.array(data, dtype=np.bool_)
@@ -63,7 +68,7 @@ def _flatten(data):
 def _unwrap(data):
     """Lists may hold 0-d tensors, as in ``torch.tensor([x1, x2, x3])``: take their values."""
     if isinstance(data, Tensor):
-        return data._data if data._data.dtype.kind != "f" else data._data.tolist()
+        return data._data.tolist()
     if isinstance(data, (list, tuple)):
         return [_unwrap(x) for x in data]
     return data
@@ -83,14 +88,14 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
             UserWarning, stacklevel=2,
         )
         array = data._data.copy()
-    elif isinstance(data, np.ndarray):
+    elif isinstance(data, (np.ndarray, np.generic)):  # NumPy arrays and scalars keep their dtype
         dtypes.from_numpy_dtype(data.dtype)
-        array = data.copy()
+        array = np.array(data)
     else:
         if isinstance(data, (str, bytes)) or data is None:
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
         try:
-            array = _infer_dtype(_unwrap(data))
+            array = _infer_dtype(_unwrap(data), dtype)
         except ValueError as e:
             raise ValueError(f"expected sequence of equal-length lists to build a tensor: {e}") from None
         if array.dtype == object:

@@ -20,6 +20,7 @@ an edge in ``next_functions``); keyword arguments are plain parameters.
 """
 from __future__ import annotations
 
+import warnings
 import weakref
 
 import numpy as np
@@ -27,6 +28,11 @@ import numpy as np
 from . import grad_mode
 from .graph import AccumulateGrad, Node, SavedTensor, _sequence
 from .tensor import Tensor
+
+# inf and nan are results, as in PyTorch, not warnings. NumPy attributes its floating-point
+# RuntimeWarnings to the module that called the ufunc, so this filter silences exactly the
+# engine's own (and costs nothing until a warning is raised, unlike np.errstate per op).
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"autograd_core\.")
 
 
 class _NotRecording:
@@ -65,10 +71,23 @@ def accumulator_of(leaf):
 
 
 def _start_recording(ctx, inputs):
+    """Give a new node its edges (one per input), its input shapes and its place in creation order."""
+    edges, needs, shapes = [], [], []
+    for t in inputs:
+        if isinstance(t, Tensor):
+            shapes.append(t._data.shape)
+            if t._requires_grad:
+                edges.append((t._grad_fn, t._output_nr) if t._grad_fn is not None else (accumulator_of(t), 0))
+                needs.append(True)
+                continue
+        else:
+            shapes.append(None)
+        edges.append((None, 0))
+        needs.append(False)
     ctx._seq = next(_sequence)
-    ctx.next_functions = tuple(edge_to(t) if hasattr(t, "_requires_grad") else (None, 0) for t in inputs)
-    ctx.needs_input_grad = tuple(e[0] is not None for e in ctx.next_functions)
-    ctx._input_shapes = tuple(t._data.shape if hasattr(t, "_data") else None for t in inputs)
+    ctx.next_functions = tuple(edges)
+    ctx.needs_input_grad = tuple(needs)
+    ctx._input_shapes = tuple(shapes)
 
 
 class Op(Node):
@@ -82,7 +101,7 @@ class Op(Node):
             for t in inputs:
                 if type(t) is Tensor and t._requires_grad:
                     break
-            else:
+            else:  # no input requires grad: compute, record nothing
                 return Tensor._make(_as_array(cls.forward(NOT_RECORDING, *inputs, **params)))
             ctx = cls.__new__(cls)
             _start_recording(ctx, inputs)
@@ -118,7 +137,16 @@ class BackwardCFunction(Node):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        return ctx._forward_cls.backward(ctx, *grad_outputs)
+        # The user's backward returns one gradient per argument of forward;
+        # only the tensor arguments have an edge in next_functions.
+        grads = ctx._forward_cls.backward(ctx, *grad_outputs)
+        grads = grads if isinstance(grads, tuple) else (grads,)
+        n = len(ctx.needs_input_grad)
+        if len(grads) < n or any(g is not None for g in grads[n:]):
+            raise RuntimeError(
+                f"function {ctx.name()} returned an incorrect number of gradients (expected {n}, got {len(grads)})"
+            )
+        return tuple(grads[i] for i in ctx._tensor_args)
 
 
 class Function:
@@ -165,7 +193,10 @@ class Function:
         if not record:
             wrapped = tuple(o.detach() if isinstance(o, Tensor) else o for o in outputs)
             return wrapped[0] if single else wrapped
-        _start_recording(ctx, args)
+        _start_recording(ctx, args)  # needs_input_grad: one flag per argument
+        ctx._tensor_args = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        ctx.next_functions = tuple(ctx.next_functions[i] for i in ctx._tensor_args)
+        ctx._input_shapes = tuple(ctx._input_shapes[i] for i in ctx._tensor_args)
         ctx._num_outputs = len(outputs)
         non_diff = getattr(ctx, "_non_differentiable", set())
         wrapped = []

@@ -22,15 +22,33 @@ _SCALARS = (builtins.int, builtins.float, builtins.bool, np.number, np.bool_)
 
 # --- type promotion ----------------------------------------------------------------------
 def _coerce(a, b):
-    """Bring two operands to PyTorch's result dtype; Python numbers stay numbers."""
+    """Bring two operands to PyTorch's result dtype and check that their shapes broadcast.
+
+    Python numbers stay numbers (NumPy then keeps the tensor's dtype, as PyTorch does).
+    """
+    # The common cases first, cheaply: they are on every operation's path.
+    if type(a) is Tensor:
+        if type(b) is Tensor:
+            if a._data.dtype == b._data.dtype:
+                if a._data.shape != b._data.shape:
+                    _check_broadcast(a, b)
+                return a, b
+        elif type(b) is float and a._data.dtype.kind == "f":
+            return a, b
+    elif type(b) is Tensor and type(a) is float and b._data.dtype.kind == "f":
+        return a, b
+    return _coerce_general(a, b)
+
+
+def _coerce_general(a, b):
     ta, tb = type(a) is Tensor, type(b) is Tensor
     if ta and tb:
-        if a._data.dtype is b._data.dtype or a._data.dtype == b._data.dtype:
-            return a, b
         dims = [t.dtype for t in (a, b) if t._data.ndim]
         zero = [t.dtype for t in (a, b) if not t._data.ndim]
         rt = dtypes.result_type(dims, zero, ())
-        return a.to(rt), b.to(rt)
+        a, b = a.to(rt), b.to(rt)
+        _check_broadcast(a, b)
+        return a, b
     if ta or tb:
         t, n = (a, b) if ta else (b, a)
         if isinstance(n, _SCALARS):
@@ -62,15 +80,27 @@ def _check_broadcast(a, b):
 # --- arithmetic -------------------------------------------------------------------------
 def add(input, other, *, alpha=1):
     a, b = _coerce(input, other)
-    _check_broadcast(a, b)
     if type(a) is not Tensor:  # number + tensor
         a, b = b, a
     return ops.AddBackward0.apply(a, b, alpha=alpha)
 
 
+def _is_bool(x):
+    return isinstance(x, (builtins.bool, np.bool_)) or (type(x) is Tensor and x._data.dtype.kind == "b")
+
+
 def sub(input, other, *, alpha=1):
+    if _is_bool(input) and _is_bool(other):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
+    if _is_bool(input) or _is_bool(other):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. "
+            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
     a, b = _coerce(input, other)
-    _check_broadcast(a, b)
     if type(a) is not Tensor:
         return ops.RsubBackward1.apply(b if alpha == 1 else b * alpha, other=a)
     return ops.SubBackward0.apply(a, b, alpha=alpha)
@@ -82,7 +112,6 @@ def rsub(input, other):
 
 def mul(input, other):
     a, b = _coerce(input, other)
-    _check_broadcast(a, b)
     if type(a) is not Tensor:
         a, b = b, a
     return ops.MulBackward0.apply(a, b)
@@ -90,7 +119,6 @@ def mul(input, other):
 
 def div(input, other):
     a, b = _coerce(input, other)
-    _check_broadcast(a, b)
     if type(a) is not Tensor:  # number / tensor = number * (1 / tensor), as PyTorch records it
         b = _to_float(b)
         return ops.MulBackward0.apply(ops.ReciprocalBackward0.apply(b), a)
@@ -122,7 +150,6 @@ def pow(input, exponent):  # noqa: A001
         return ops.PowBackward2.apply(b, base=input)
     if type(exponent) is Tensor:
         a, b = _coerce(input, exponent)
-        _check_broadcast(a, b)
         return ops.PowBackward1.apply(a, b)
     a, e = _coerce(input, exponent)
     if a._data.dtype.kind in "iu" and isinstance(e, builtins.int) and e < 0:
@@ -245,13 +272,11 @@ def relu(input):
 
 def maximum(input, other):
     a, b = _coerce(input, other)
-    _check_broadcast(a, b)
     return ops.MaximumBackward0.apply(a, b)
 
 
 def minimum(input, other):
     a, b = _coerce(input, other)
-    _check_broadcast(a, b)
     return ops.MinimumBackward0.apply(a, b)
 
 
@@ -265,7 +290,7 @@ def clamp(input, min=None, max=None):  # noqa: A002
         if max is not None:
             out = minimum(out, max)
         return out
-    if input._data.dtype.kind != "f" and any(isinstance(v, builtins.float) for v in (min, max)):
+    if input._data.dtype.kind != "f" and builtins.any(isinstance(v, builtins.float) for v in (min, max)):
         input = _to_float(input)
     return ops.ClampBackward1.apply(input, min=min, max=max)
 
@@ -287,7 +312,6 @@ def where(condition, input, other):
 def _comparison(ufunc):
     def compare(input, other):
         a, b = _coerce(input, other)
-        _check_broadcast(a, b)
         return Tensor._make(np.asarray(ufunc(ops._data(a), ops._data(b))))
 
     compare.__doc__ = f"Elementwise ``{ufunc.__name__}``, as a bool tensor."
@@ -627,13 +651,50 @@ def narrow(input, dim, start, length):
 
 
 def index(input, key):
-    """``x[key]`` for ints, slices, ``...``, ``None``, boolean masks and integer arrays."""
+    """``x[key]`` for ints, slices, ``...``, ``None``, boolean masks and integer arrays.
+
+    As in PyTorch, the key is applied one item at a time: an int is a
+    ``SelectBackward0``, a slice a ``SliceBackward0``, ``None`` an
+    ``UnsqueezeBackward0`` (all views; ``x[1, 2]`` is two selects). Then the
+    integer arrays and masks, all together, make one ``IndexBackward0`` (a copy).
+    """
     key = ops.index_key(key)
-    items = key if type(key) is tuple else (key,)
-    _check_index(input, items)
-    if len(items) == 1 and items[0] is None:
-        return ops.UnsqueezeBackward0.apply(input, dim=0)
-    return ops.index_op(key).apply(input, key=key)
+    if type(key) is not tuple:
+        _check_index(input, (key,))
+        if isinstance(key, slice):  # x[:] is a slice even when it takes everything
+            return ops.SliceBackward0.apply(input, key=key)
+        key = (key,)
+    _check_index(input, key)
+    out, dim, rest = input, 0, []  # rest: the key left for the arrays, over out's dims
+    for k in key:
+        if k is Ellipsis:
+            skipped = input.ndim - builtins.sum(_dims_taken(x) for x in key)
+            rest += [slice(None)] * skipped
+            dim += skipped
+        elif k is None:
+            out = ops.UnsqueezeBackward0.apply(out, dim=dim)
+            rest.append(slice(None))
+            dim += 1
+        elif isinstance(k, slice):
+            if k.indices(out.shape[dim]) != (0, out.shape[dim], 1):  # a slice of everything is skipped
+                out = ops.SliceBackward0.apply(out, key=(slice(None),) * dim + (k,))
+            rest.append(slice(None))
+            dim += 1
+        elif isinstance(k, np.ndarray):
+            rest.append(k)
+            dim += _dims_taken(k)
+        else:
+            out = ops.SelectBackward0.apply(out, key=(slice(None),) * dim + (k,))
+    if builtins.any(isinstance(k, np.ndarray) for k in rest):
+        return ops.IndexBackward0.apply(out, key=tuple(rest))
+    return out if out is not input else ops.AliasBackward0.apply(input)
+
+
+def _dims_taken(k):
+    """How many dims of the indexed tensor an index item uses up."""
+    if k is None or k is Ellipsis:
+        return 0
+    return k.ndim if isinstance(k, np.ndarray) and k.dtype.kind == "b" else 1
 
 
 def _check_index(input, items):
@@ -695,8 +756,13 @@ def type_as(input, other):
 
 
 # --- attaching to Tensor --------------------------------------------------------------------------------
+def _operator(f):
+    """``x + other``: Python's own TypeError (via NotImplemented) for operands that are not tensors or numbers."""
+    return lambda self, other: f(self, other) if isinstance(other, (Tensor, *_SCALARS)) else NotImplemented
+
+
 def _reflected(f):
-    return lambda self, other: f(other, self)
+    return lambda self, other: f(other, self) if isinstance(other, (Tensor, *_SCALARS)) else NotImplemented
 
 
 _METHODS = dict(
@@ -727,17 +793,28 @@ Tensor.cpu = lambda self: self
 Tensor.contiguous = lambda self, memory_format=None: self if self._data.flags.c_contiguous else clone(self)
 Tensor.__getitem__ = index
 
-Tensor.__add__, Tensor.__radd__ = add, _reflected(add)
-Tensor.__sub__, Tensor.__rsub__ = sub, _reflected(sub)
-Tensor.__mul__, Tensor.__rmul__ = mul, _reflected(mul)
-Tensor.__truediv__, Tensor.__rtruediv__ = div, _reflected(div)
-Tensor.__pow__, Tensor.__rpow__ = pow, _reflected(pow)
+Tensor.__add__, Tensor.__radd__ = _operator(add), _reflected(add)
+Tensor.__sub__, Tensor.__rsub__ = _operator(sub), _reflected(sub)
+Tensor.__mul__, Tensor.__rmul__ = _operator(mul), _reflected(mul)
+Tensor.__truediv__, Tensor.__rtruediv__ = _operator(div), _reflected(div)
+Tensor.__pow__, Tensor.__rpow__ = _operator(pow), _reflected(pow)
 Tensor.__matmul__ = matmul
 Tensor.__rmatmul__ = _reflected(matmul)
 Tensor.__neg__ = neg
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = abs
-Tensor.__eq__, Tensor.__ne__ = eq, ne
+
+
+def _equality(f):
+    def dunder(self, other):
+        try:
+            return f(self, other)
+        except TypeError:  # x == None, x == "text": not comparable, so Python says False
+            return NotImplemented
+    return dunder
+
+
+Tensor.__eq__, Tensor.__ne__ = _equality(eq), _equality(ne)
 Tensor.__lt__, Tensor.__le__, Tensor.__gt__, Tensor.__ge__ = lt, le, gt, ge
 Tensor.__and__ = lambda self, other: Tensor._make(np.logical_and(self._data, ops._data(other)) if self._data.dtype.kind == "b" else self._data & ops._data(other))
 Tensor.__or__ = lambda self, other: Tensor._make(np.logical_or(self._data, ops._data(other)) if self._data.dtype.kind == "b" else self._data | ops._data(other))

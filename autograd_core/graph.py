@@ -103,6 +103,7 @@ class Node:
     _pre_hooks = None
     _post_hooks = None
     _retained = None
+    _num_outputs = 1
     needs_input_grad = ()
     next_functions = ()
 
@@ -110,7 +111,7 @@ class Node:
         return type(self).__name__
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     # -- saved tensors -----------------------------------------------------------
     def save_for_backward(self, *tensors):
@@ -175,6 +176,9 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         self.variable = variable
         self._seq = next(_sequence)
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"  # PyTorch's C++ name for it
 
     def accumulate(self, grad, create_graph):
         leaf = self.variable

@@ -181,12 +181,12 @@ class PowBackward2(Op):
 
     @staticmethod
     def forward(ctx, b, base):
-        ctx.base = base
+        ctx.log_base = float(np.log(np.float64(base)))
         return np.power(np.asarray(base, dtype=b._data.dtype), b._data)
 
     @staticmethod
     def backward(ctx, grad):
-        return (grad * ctx.result * float(np.log(ctx.base)),)
+        return (grad * ctx.result * ctx.log_base,)
 
 
 # --- elementwise functions ---------------------------------------------------------
@@ -312,7 +312,7 @@ class ReluBackward0(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return (grad * (ctx.result > 0),)
+        return (_keep_where(ctx.result > 0, grad),)
 
 
 class MaximumBackward0(Op):
@@ -325,8 +325,8 @@ class MaximumBackward0(Op):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         # Where both are equal the gradient is shared half and half, as in PyTorch.
-        share_a = (a > b) + (a == b) * 0.5
-        return grad * share_a, grad * (1 - share_a)
+        shared = where(a == b, grad / 2, grad)
+        return _keep_where(a >= b, shared), _keep_where(a <= b, shared)
 
 
 class MinimumBackward0(Op):
@@ -338,8 +338,8 @@ class MinimumBackward0(Op):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        share_a = (a < b) + (a == b) * 0.5
-        return grad * share_a, grad * (1 - share_a)
+        shared = where(a == b, grad / 2, grad)
+        return _keep_where(a <= b, shared), _keep_where(a >= b, shared)
 
 
 class ClampBackward1(Op):
@@ -357,7 +357,7 @@ class ClampBackward1(Op):
             inside = inside & (a >= ctx.min)
         if ctx.max is not None:
             inside = inside & (a <= ctx.max)
-        return (grad * inside,)
+        return (_keep_where(inside, grad),)
 
 
 class WhereBackward0(Op):
@@ -375,6 +375,11 @@ class WhereBackward0(Op):
 
 def where(condition, a, b):
     return WhereBackward0.apply(a, b, condition=condition)
+
+
+def _keep_where(mask, grad):
+    """``grad`` where ``mask`` holds, 0 elsewhere (a plain 0: ``grad * mask`` would give -0.)."""
+    return where(mask, grad, Tensor._make(np.zeros((), grad._data.dtype)))
 
 
 # --- reductions ----------------------------------------------------------------------
@@ -395,8 +400,9 @@ class SumBackward0(Op):
 class SumBackward1(Op):
     @staticmethod
     def forward(ctx, a, dim, keepdim=False):
-        ctx.shape, ctx.dims, ctx.keepdim = a._data.shape, _dims(dim, a._data.ndim), keepdim
-        return a._data.sum(axis=ctx.dims, keepdims=keepdim)
+        dims = _dims(dim, a._data.ndim)
+        ctx.shape, ctx.dims, ctx.keepdim = a._data.shape, dims, keepdim
+        return a._data.sum(axis=dims, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, grad):
@@ -417,8 +423,9 @@ class MeanBackward0(Op):
 class MeanBackward1(Op):
     @staticmethod
     def forward(ctx, a, dim, keepdim=False):
-        ctx.shape, ctx.dims, ctx.keepdim = a._data.shape, _dims(dim, a._data.ndim), keepdim
-        return a._data.mean(axis=ctx.dims, keepdims=keepdim)
+        dims = _dims(dim, a._data.ndim)
+        ctx.shape, ctx.dims, ctx.keepdim = a._data.shape, dims, keepdim
+        return a._data.mean(axis=dims, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, grad):
@@ -526,14 +533,14 @@ class LinalgVectorNormBackward0(Op):
     @staticmethod
     def forward(ctx, a, p=2, dim=None, keepdim=False):
         ctx.save_for_backward(a)
-        ctx.p, ctx.shape, ctx.keepdim = p, a._data.shape, keepdim
-        ctx.dims = _dims(dim, a._data.ndim)
+        dims = _dims(dim, a._data.ndim)
+        ctx.p, ctx.shape, ctx.dims, ctx.keepdim = p, a._data.shape, dims, keepdim
         x = np.abs(a._data)
         if p == 2:
-            return np.sqrt((x * x).sum(axis=ctx.dims, keepdims=keepdim))
+            return np.sqrt((x * x).sum(axis=dims, keepdims=keepdim))
         if p == float("inf"):
-            return x.max(axis=ctx.dims, keepdims=keepdim)
-        return (x ** p).sum(axis=ctx.dims, keepdims=keepdim) ** (1.0 / p)
+            return x.max(axis=dims, keepdims=keepdim)
+        return (x ** p).sum(axis=dims, keepdims=keepdim) ** (1.0 / p)
 
     @staticmethod
     def backward(ctx, grad):
@@ -728,6 +735,18 @@ class SliceBackward0(_Index):
     """indexing with slices"""
 
 
+class AliasBackward0(_View):
+    """``x[...]``: the same tensor, seen again"""
+
+    @staticmethod
+    def forward(ctx, a):
+        return a._data.view()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad,)
+
+
 class IndexBackward0(_Index):
     """indexing with boolean masks or integer arrays (a copy, not a view)"""
 
@@ -760,20 +779,10 @@ def index_key(key):
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return key._data.item() if key._data.ndim == 0 and key._data.dtype.kind != "b" else key._data
     if isinstance(key, list):
-        return np.asarray([k._data.item() if type(k) is Tensor else k for k in key]) if key else np.asarray(key, dtype=np.int64)
+        if any(isinstance(k, (list, tuple, slice, Tensor)) or k is None or k is Ellipsis for k in key):
+            return index_key(tuple(key))  # x[[[0, 1], [1, 0]]] means x[[0, 1], [1, 0]], as in PyTorch
+        return np.asarray(key) if key else np.asarray(key, dtype=np.int64)
     return key
-
-
-def index_op(key):
-    """Which node PyTorch records for this key: Select (int), Slice (slices) or Index (arrays)."""
-    items = key if type(key) is tuple else (key,)
-    if any(isinstance(k, np.ndarray) for k in items):
-        return IndexBackward0
-    if any(isinstance(k, slice) for k in items) and not isinstance(items[-1], (int, np.integer)):
-        return SliceBackward0
-    if all(k is None or k is Ellipsis for k in items):
-        return UnsqueezeBackward0 if any(k is None for k in items) else SliceBackward0
-    return SelectBackward0 if any(isinstance(k, (int, np.integer)) for k in items) else SliceBackward0
 
 
 # --- copies, dtype changes, in-place writes ----------------------------------------------
@@ -821,6 +830,9 @@ class CopySlices(Op):
             grad_base = grad.clone()
             grad_base[ctx.key] = 0
         return grad_base, grad[ctx.key]  # the engine sums the value's part to its shape
+
+    def name(self):
+        return "torch::autograd::CopySlices"
 
 
 class CopyBackwards(Op):

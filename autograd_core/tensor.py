@@ -33,10 +33,7 @@ _NON_LEAF_GRAD_WARNING = (
 class VersionCounter:
     """How many times a tensor's storage was modified in place."""
 
-    __slots__ = ("value",)
-
-    def __init__(self):
-        self.value = 0
+    value = 0  # a class default: making a counter costs no __init__ call on every operation
 
 
 class Tensor:
@@ -128,7 +125,7 @@ class Tensor:
     def __repr__(self, *, tensor_contents=None):
         suffixes = []
         if self._grad_fn is not None:
-            suffixes.append(f"grad_fn=<{self._grad_fn.name()}>")
+            suffixes.append(f"grad_fn=<{type(self._grad_fn).__name__}>")
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
         return printing.format_tensor(self._data, suffixes)
@@ -185,7 +182,8 @@ class Tensor:
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
             if value.shape != self.shape:
                 raise RuntimeError(
-                    f"assigned grad has data of a different size: expected {list(self.shape)}, got {list(value.shape)}"
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of size "
+                    f"'{list(self.shape)}'. Please ensure that the gradient and the tensor are the same size"
                 )
         self._grad = value
 
@@ -326,17 +324,25 @@ class Tensor:
             )
 
     def _inplace(self, compute, *others):
-        """Run the out-of-place op ``compute()`` and write its result into this tensor.
+        """Run the out-of-place op ``compute(original)`` and write its result into this tensor.
 
-        The new node takes this tensor's place in the graph (its ``grad_fn``
-        becomes the op's node), and the version counter is bumped so that any
-        node that saved the old values notices.
+        ``original`` is this tensor as it was: when recording, a copy of the old
+        values at the same place in the graph, so that a backward formula that
+        needs them (``y.mul_(x)`` needs the old ``y`` for the gradient of ``x``)
+        still has them after they are overwritten. The new node takes this
+        tensor's place in the graph (its ``grad_fn`` becomes the op's node), and
+        the version counter is bumped so that any node that saved this tensor notices.
         """
         recording = grad_mode._State.enabled and (
             self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
         )
         self._check_inplace(recording)
-        out = compute()
+        original = self
+        if recording:
+            original = Tensor._make(self._data.copy(), self._requires_grad, self._grad_fn)
+            if self._output_nr:
+                original._output_nr = self._output_nr
+        out = compute(original)
         result = out._data
         if result.shape != self._data.shape:
             if np.broadcast_shapes(result.shape, self._data.shape) != self._data.shape:
@@ -357,50 +363,50 @@ class Tensor:
         return self
 
     def add_(self, other, *, alpha=1):
-        return self._inplace(lambda: self.add(other, alpha=alpha), other)
+        return self._inplace(lambda t: t.add(other, alpha=alpha), other)
 
     def sub_(self, other, *, alpha=1):
-        return self._inplace(lambda: self.sub(other, alpha=alpha), other)
+        return self._inplace(lambda t: t.sub(other, alpha=alpha), other)
 
     def mul_(self, other):
-        return self._inplace(lambda: self * other, other)
+        return self._inplace(lambda t: t * other, other)
 
     def div_(self, other):
-        return self._inplace(lambda: self / other, other)
+        return self._inplace(lambda t: t / other, other)
 
     def pow_(self, exponent):
-        return self._inplace(lambda: self ** exponent, exponent)
+        return self._inplace(lambda t: t ** exponent, exponent)
 
     def clamp_(self, min=None, max=None):  # noqa: A002
-        return self._inplace(lambda: self.clamp(min, max))
+        return self._inplace(lambda t: t.clamp(min, max))
 
     def copy_(self, src):
         from . import ops
 
         src = src if isinstance(src, Tensor) else Tensor._make(np.asarray(src, dtype=self._data.dtype))
-        return self._inplace(lambda: ops.CopyBackwards.apply(self, src), src)
+        return self._inplace(lambda t: ops.CopyBackwards.apply(t, src), src)
 
     def fill_(self, value):
         from . import ops
 
-        return self._inplace(lambda: ops.FillBackward2.apply(self, value=value), value)
+        return self._inplace(lambda t: ops.FillBackward2.apply(t, value=value), value)
 
     def zero_(self):
         from . import ops
 
-        return self._inplace(lambda: ops.ZeroBackward0.apply(self))
+        return self._inplace(lambda t: ops.ZeroBackward0.apply(t))
 
     def uniform_(self, a=0.0, b=1.0):
         from .creation import _rng
 
         with grad_mode.no_grad():
-            return self._inplace(lambda: Tensor._make(_rng().uniform(a, b, self._data.shape)))
+            return self._inplace(lambda t: Tensor._make(_rng().uniform(a, b, self._data.shape)))
 
     def normal_(self, mean=0.0, std=1.0):
         from .creation import _rng
 
         with grad_mode.no_grad():
-            return self._inplace(lambda: Tensor._make(_rng().normal(mean, std, self._data.shape)))
+            return self._inplace(lambda t: Tensor._make(_rng().normal(mean, std, self._data.shape)))
 
     def __iadd__(self, other):
         return self.add_(other)
@@ -424,7 +430,7 @@ class Tensor:
             self._version.value += 1
             return
         value = value if isinstance(value, Tensor) else Tensor._make(np.asarray(value, dtype=self._data.dtype))
-        self._inplace(lambda: ops.CopySlices.apply(self, value, key=key), value)
+        self._inplace(lambda t: ops.CopySlices.apply(t, value, key=key), value)
 
 
 def _rebuild(data, requires_grad):

@@ -1,11 +1,21 @@
 """Starting a backward pass: ``tensor.backward()``, ``autograd.backward`` and ``autograd.grad``."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..backward import run_backward
 from ..function import accumulator_of
 from ..tensor import Tensor
+
+
+_CREATE_GRAPH_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+    "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid "
+    "this. If you have to use this function, make sure to reset the .grad fields of your parameters to None "
+    "after use to break the cycle and avoid the leak."
+)
 
 
 def _as_tuple(x):
@@ -66,13 +76,18 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     retain = create_graph if retain_graph is None else retain_graph
     inputs = _as_tuple(inputs)
     if not inputs:
+        if create_graph:
+            warnings.warn(_CREATE_GRAPH_WARNING, UserWarning, stacklevel=3)
         run_backward(roots, grads, retain, create_graph)
         return
     # backward(inputs=...): only these tensors get .grad, whether leaves or not.
     capture = {_edge_of_input(t, i): i for i, t in enumerate(inputs)}
+    for t in inputs:
+        if t._grad_fn is not None:
+            t.retain_grad()  # as PyTorch does; its hook stores the gradient
     found = run_backward(roots, grads, retain, create_graph, capture=capture)
     for t, g in zip(inputs, found):
-        if g is None:
+        if g is None or t._grad_fn is not None:
             continue
         if t._grad is None:
             t._grad = g if create_graph else g.detach().clone()
