@@ -20,7 +20,6 @@ an edge in ``next_functions``); keyword arguments are plain parameters.
 """
 from __future__ import annotations
 
-import warnings
 import weakref
 
 import numpy as np
@@ -29,10 +28,6 @@ from . import grad_mode
 from .graph import AccumulateGrad, Node, SavedTensor, _sequence
 from .tensor import Tensor
 
-# inf and nan are results, as in PyTorch, not warnings. NumPy attributes its floating-point
-# RuntimeWarnings to the module that called the ufunc, so this filter silences exactly the
-# engine's own (and costs nothing until a warning is raised, unlike np.errstate per op).
-warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"autograd_core\.")
 
 
 class _NotRecording:

@@ -20,6 +20,11 @@ from .function import Op
 from .tensor import Tensor
 
 
+# 1/0 = inf, log(0) = -inf, sqrt(-1) = nan, exp(1000) = inf: results, as in PyTorch, not warnings.
+def _quietly():
+    return np.errstate(divide="ignore", invalid="ignore", over="ignore")
+
+
 def _data(x):
     return x._data if type(x) is Tensor else x
 
@@ -100,7 +105,8 @@ class DivBackward0(Op):
         need_a, need_b = ctx.needs_input_grad or (False, False)
         ctx.save_for_backward(a if need_b else None, b if type(b) is Tensor else None)
         ctx.b_number = None if type(b) is Tensor else b
-        return _data(a) / _data(b)
+        with _quietly():
+            return _data(a) / _data(b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -126,7 +132,8 @@ class ReciprocalBackward0(Op):
 
     @staticmethod
     def forward(ctx, a):
-        return 1 / a._data
+        with _quietly():
+            return 1 / a._data
 
     @staticmethod
     def backward(ctx, grad):
@@ -141,7 +148,8 @@ class PowBackward0(Op):
     def forward(ctx, a, exponent):
         ctx.save_for_backward(a)
         ctx.exponent = exponent
-        return a._data ** exponent
+        with _quietly():
+            return a._data ** exponent
 
     @staticmethod
     def backward(ctx, grad):
@@ -160,7 +168,8 @@ class PowBackward1(Op):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return a._data ** b._data
+        with _quietly():
+            return a._data ** b._data
 
     @staticmethod
     def backward(ctx, grad):
@@ -181,8 +190,9 @@ class PowBackward2(Op):
 
     @staticmethod
     def forward(ctx, b, base):
-        ctx.log_base = float(np.log(np.float64(base)))
-        return np.power(np.asarray(base, dtype=b._data.dtype), b._data)
+        with _quietly():
+            ctx.log_base = float(np.log(np.float64(base)))
+            return np.power(np.asarray(base, dtype=b._data.dtype), b._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -195,7 +205,8 @@ class ExpBackward0(Op):
 
     @staticmethod
     def forward(ctx, a):
-        return np.exp(a._data)
+        with _quietly():
+            return np.exp(a._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -206,7 +217,7 @@ class LogBackward0(Op):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        with np.errstate(divide="ignore", invalid="ignore"):  # log(0) = -inf, log(-1) = nan, as in PyTorch
+        with _quietly():
             return np.log(a._data)
 
     @staticmethod
@@ -220,7 +231,7 @@ class SqrtBackward0(Op):
 
     @staticmethod
     def forward(ctx, a):
-        with np.errstate(invalid="ignore"):
+        with _quietly():
             return np.sqrt(a._data)
 
     @staticmethod

@@ -1,0 +1,298 @@
+"""Autograd: requires_grad, grad, grad_fn, hooks, backward, autograd.grad, Function, grad modes, higher order."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import autograd_core as torch
+
+
+def leaf(*values):
+    return torch.tensor(list(values), requires_grad=True)
+
+
+def test_operations_on_a_tensor_that_requires_grad_are_recorded():
+    x = leaf(1.0, 2.0)
+    y = x * 2
+    assert y.requires_grad and not y.is_leaf and y.grad_fn.name() == "MulBackward0"
+
+
+def test_operations_on_plain_tensors_are_not_recorded():
+    y = torch.ones(2) * 2
+    assert not y.requires_grad and y.is_leaf and y.grad_fn is None
+
+
+def test_requires_grad_in_place_switches_recording_on():
+    x = torch.ones(2)
+    assert x.requires_grad_() is x and x.requires_grad
+    assert (x * 2).requires_grad
+
+
+@pytest.mark.parametrize("expr, name", [
+    ("x + 1", "AddBackward0"), ("x * x", "MulBackward0"), ("x.mean()", "MeanBackward0"),
+    ("x.sum()", "SumBackward0"), ("x.sum(0)", "SumBackward1"), ("x.reshape(2, 1).mm(x.reshape(1, 2))", "MmBackward0"),
+    ("x ** 2", "PowBackward0"), ("x - 1", "SubBackward0"), ("x / 2", "DivBackward0"), ("x.exp()", "ExpBackward0"),
+])
+def test_grad_fn_is_named_as_pytorch_names_it(expr, name):
+    x = leaf(1.0, 2.0)
+    assert eval(expr).grad_fn.name() == name
+
+
+def test_next_functions_lead_to_accumulate_grad_at_the_leaves():
+    x, w = leaf(1.0), leaf(2.0)
+    y = (x * w) + 1
+    add = y.grad_fn
+    (mul, nr), (const, _) = add.next_functions
+    assert mul.name() == "MulBackward0" and nr == 0 and const is None
+    leaves = [n for n, _ in mul.next_functions]
+    assert [type(n).__name__ for n in leaves] == ["AccumulateGrad", "AccumulateGrad"]
+    assert leaves[0].variable is x and leaves[1].variable is w
+
+
+def test_grad_accumulates_across_backward_calls():
+    x = leaf(1.0, 2.0)
+    (x * x).sum().backward()
+    g = x.grad
+    (x * 3).sum().backward()
+    assert x.grad.tolist() == [5.0, 7.0] and x.grad is g
+
+
+def test_grad_can_be_reset_with_none_or_zero_():
+    x = leaf(1.0)
+    (x * 2).sum().backward()
+    x.grad.zero_()
+    (x * 2).sum().backward()
+    assert x.grad.tolist() == [2.0]
+    x.grad = None
+    (x * 5).sum().backward()
+    assert x.grad.tolist() == [5.0]
+
+
+def test_reading_grad_of_a_non_leaf_warns_and_gives_none():
+    x = leaf(1.0)
+    y = x * 2
+    y.sum().backward()
+    with pytest.warns(UserWarning, match="is not a leaf Tensor is being accessed"):
+        assert y.grad is None
+
+
+def test_retain_grad_keeps_the_grad_of_a_non_leaf():
+    x = leaf(1.0, 2.0)
+    y = x * 2
+    y.retain_grad()
+    (y * y).sum().backward()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert y.grad.tolist() == [4.0, 8.0] and y.retains_grad
+
+
+def test_a_hook_sees_the_gradient_and_can_replace_it():
+    x = leaf(1.0, 2.0)
+    y = x * 3
+    seen = []
+    y.register_hook(lambda g: seen.append(g.tolist()))
+    x.register_hook(lambda g: g * 10)
+    y.sum().backward()
+    assert seen == [[1.0, 1.0]] and x.grad.tolist() == [30.0, 30.0]
+
+
+def test_a_removed_hook_is_not_called():
+    x = leaf(1.0)
+    calls = []
+    handle = x.register_hook(lambda g: calls.append(1))
+    handle.remove()
+    (x * 2).sum().backward()
+    assert calls == []
+
+
+def test_detach_shares_values_but_leaves_the_graph():
+    x = leaf(1.0, 2.0)
+    y = x * 2
+    d = y.detach()
+    assert not d.requires_grad and d.is_leaf
+    d[0] = 7.0
+    assert y[0].item() == 7.0
+
+
+def test_detach_in_place_turns_a_tensor_into_a_leaf():
+    y = leaf(1.0) * 2
+    assert y.detach_() is y and y.is_leaf and not y.requires_grad and y.grad_fn is None
+
+
+def test_backward_of_a_non_scalar_needs_a_gradient_argument():
+    x = leaf(1.0, 2.0, 3.0)
+    (x * x).backward(torch.tensor([1.0, 0.1, 0.01]))
+    assert np.allclose(x.grad.numpy(), [2.0, 0.4, 0.06])
+
+
+def test_backward_inputs_fills_only_those_grads():
+    x, w = leaf(1.0), leaf(2.0)
+    (x * w).sum().backward(inputs=[w])
+    assert x.grad is None and w.grad.tolist() == [1.0]
+
+
+def test_autograd_grad_returns_gradients_and_leaves_grad_alone():
+    x, w = leaf(1.0, 2.0), leaf(3.0, 4.0)
+    gx, gw = torch.autograd.grad((x * w).sum(), [x, w])
+    assert gx.tolist() == [3.0, 4.0] and gw.tolist() == [1.0, 2.0] and x.grad is None
+
+
+def test_autograd_grad_with_grad_outputs():
+    x = leaf(1.0, 2.0)
+    (g,) = torch.autograd.grad(x * x, x, grad_outputs=torch.tensor([1.0, 10.0]))
+    assert g.tolist() == [2.0, 40.0]
+
+
+def test_autograd_grad_allow_unused_gives_none():
+    x, w = leaf(1.0), leaf(2.0)
+    assert torch.autograd.grad((x * 2).sum(), [x, w], allow_unused=True)[1] is None
+
+
+def test_autograd_backward_sums_several_outputs():
+    x = leaf(1.0, 2.0)
+    torch.autograd.backward([(x * x).sum(), (x * 3).sum()])
+    assert x.grad.tolist() == [5.0, 7.0]
+
+
+def test_custom_function_forward_backward_and_saved_tensors():
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 3 * x ** 2
+
+    x = leaf(2.0)
+    y = Cube.apply(x)
+    y.sum().backward()
+    assert y.grad_fn.name() == "CubeBackward" and x.grad.tolist() == [12.0]
+
+
+def test_custom_function_needs_input_grad_and_non_tensor_arguments():
+    seen = []
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y, k):
+            return x * y * k
+
+        @staticmethod
+        def backward(ctx, grad):
+            seen.append(ctx.needs_input_grad)
+            return grad * 2, None, None
+
+    x = leaf(1.0)
+    out = Scale.apply(x, torch.tensor([3.0]), 2.0)
+    out.sum().backward()
+    assert seen == [(True, False, False)] and len(out.grad_fn.next_functions) == 2 and x.grad.tolist() == [2.0]
+
+
+def test_no_grad_stops_recording_and_enable_grad_restarts_it():
+    x = leaf(1.0)
+    with torch.no_grad():
+        assert not (x * 2).requires_grad and not torch.is_grad_enabled()
+        with torch.enable_grad():
+            assert (x * 2).requires_grad
+    assert torch.is_grad_enabled()
+
+
+def test_grad_modes_work_as_decorators():
+    x = leaf(1.0)
+
+    @torch.no_grad()
+    def f(t):
+        return t * 2
+
+    @torch.set_grad_enabled(False)
+    def g(t):
+        return t * 2
+
+    assert not f(x).requires_grad and not g(x).requires_grad and torch.is_grad_enabled()
+
+
+def test_set_grad_enabled_as_a_call_and_a_context_manager():
+    x = leaf(1.0)
+    with torch.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    torch.set_grad_enabled(False)
+    try:
+        assert not (x * 2).requires_grad
+    finally:
+        torch.set_grad_enabled(True)
+    assert (x * 2).requires_grad
+
+
+def test_grad_mode_is_restored_after_an_exception():
+    with pytest.raises(ValueError):
+        with torch.no_grad():
+            raise ValueError
+    assert torch.is_grad_enabled()
+
+
+def test_second_derivative_of_x_cubed():
+    x = torch.tensor(2.0, requires_grad=True)
+    (g,) = torch.autograd.grad(x ** 3, x, create_graph=True)
+    (h,) = torch.autograd.grad(g, x)
+    assert g.item() == 12.0 and h.item() == 12.0
+
+
+def test_second_derivative_of_sin_is_minus_sin():
+    x = torch.tensor(0.7, dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(x.sin(), x, create_graph=True)
+    (h,) = torch.autograd.grad(g, x)
+    assert math.isclose(h.item(), -math.sin(0.7))
+
+
+@pytest.mark.parametrize("f, d2", [
+    (lambda x: x * x * x, lambda x: 6 * x), (lambda x: 1 / x, lambda x: 2 / x ** 3),
+    (lambda x: x ** 2.5, lambda x: 3.75 * x ** 0.5), (lambda x: x.exp(), math.exp),
+    (lambda x: x.tanh(), lambda x: -2 * math.tanh(x) * (1 - math.tanh(x) ** 2)),
+    (lambda x: x.sigmoid(), lambda x: (lambda s: s * (1 - s) * (1 - 2 * s))(1 / (1 + math.exp(-x)))),
+    (lambda x: x.log(), lambda x: -1 / x ** 2), (lambda x: x.sqrt(), lambda x: -0.25 * x ** -1.5),
+    (lambda x: (x.reshape(1, 1) @ x.reshape(1, 1)).sum(), lambda x: 2.0),
+    (lambda x: (x * x).mean(), lambda x: 2.0), (lambda x: (x * x).norm(), lambda x: 2.0),
+])
+def test_second_derivatives_through_ops(f, d2):
+    x = torch.tensor(0.8, dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(f(x), x, create_graph=True)
+    (h,) = torch.autograd.grad(g, x)
+    assert math.isclose(h.item(), d2(0.8), rel_tol=1e-9)
+
+
+def test_create_graph_backward_fills_grad_with_a_recorded_tensor():
+    x = torch.tensor(3.0, requires_grad=True)
+    with pytest.warns(UserWarning, match="create_graph=True will create a reference cycle"):
+        (x ** 3).backward(create_graph=True)
+    g = x.grad
+    assert g.requires_grad and g.item() == 27.0
+    x.grad = None
+    g.backward()
+    assert x.grad.item() == 18.0
+
+
+def test_gradcheck_accepts_correct_gradients():
+    x = torch.tensor([0.3, 0.7], dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: (t.sin() * t.exp()).sum(), (x,))
+
+
+def test_gradcheck_catches_a_wrong_backward():
+    class WrongSquare(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * x  # should be 2 * x
+
+    x = torch.tensor([0.5, 1.5], dtype=torch.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Jacobian mismatch"):
+        torch.autograd.gradcheck(WrongSquare.apply, (x,))
+    assert torch.autograd.gradcheck(WrongSquare.apply, (x,), raise_exception=False) is False
