@@ -1,0 +1,32 @@
+"""graph_explorer: look at the graph autograd recorded, and watch backward walk it.
+
+    import autograd_core as torch        # or: import torch
+    from graph_explorer import GraphExplorer
+
+    x = torch.ones(2, 2, requires_grad=True)
+    out = ((x + 2) * (x + 2) * 3).mean()
+    GraphExplorer(out, names={"x": x})   # in a notebook: the graph, with Step / Reset
+
+Works with the kit's engine and with PyTorch alike: it only reads ``grad_fn``,
+``next_functions`` and saved tensors, and it learns the order of backward by
+hooking a real ``backward()`` call (it never re-implements backward).
+
+Where things live:
+    graph.py    extracting the graph from an output tensor; counting recorded ops
+    saved.py    whether a node holds saved tensors, and whether they were freed
+    trace.py    running backward once with hooks, recording every step
+    layout.py   placing the nodes in layers (no graphviz needed)
+    draw.py     drawing one moment of backward with matplotlib
+    widget.py   the ipywidgets explorer: Step, Reset, a slider and a still image
+"""
+from .graph import Graph, GraphNode, count_ops, extract_graph
+from .layout import layout
+from .saved import has_saved_tensors, saved_tensors_freed
+from .trace import BackwardTrace, Step, trace_backward
+from .draw import draw, render_png
+from .widget import GraphExplorer
+
+__all__ = [
+    "Graph", "GraphNode", "count_ops", "extract_graph", "layout", "has_saved_tensors", "saved_tensors_freed",
+    "BackwardTrace", "Step", "trace_backward", "draw", "render_png", "GraphExplorer",
+]

@@ -1,0 +1,105 @@
+"""The interactive explorer: the graph in an ipywidgets Output, with Step, Reset and a slider.
+
+Creating a ``GraphExplorer`` runs ``backward()`` once (with hooks that only
+record, see trace.py); the buttons then replay that real run one node at a
+time. ``explorer.snapshot(k)`` shows step ``k`` as a plain PNG image, which
+also survives in a rendered (non-live) notebook.
+"""
+from __future__ import annotations
+
+import base64
+
+from .draw import describe_step, format_grad, render_png
+from .graph import extract_graph
+from .trace import trace_backward
+
+
+class GraphExplorer:
+    """Explore the graph behind ``output`` and replay its backward pass.
+
+    >>> x = torch.ones(2, 2, requires_grad=True)             # doctest: +SKIP
+    >>> out = ((x + 2) * (x + 2) * 3).mean()                 # doctest: +SKIP
+    >>> explorer = GraphExplorer(out, names={"x": x})        # doctest: +SKIP
+    >>> explorer                                             # doctest: +SKIP  (the widget)
+    >>> explorer.snapshot(2)                                 # doctest: +SKIP  (a still picture)
+    """
+
+    def __init__(self, output, names: dict | None = None, gradient=None, retain_graph: bool = False):
+        self.graph = extract_graph(output, names)
+        self.trace = trace_backward(output, gradient, retain_graph=retain_graph, graph=self.graph)
+        self.position = 0
+        self._widget = None
+
+    # -- the replay, without any widget -------------------------------------------
+    @property
+    def steps(self):
+        return self.trace.steps
+
+    def step(self) -> str:
+        """Advance one node; returns what happened."""
+        self.position = min(self.position + 1, len(self.steps))
+        self._refresh()
+        return describe_step(self.trace, self.position)
+
+    def reset(self) -> None:
+        self.position = 0
+        self._refresh()
+
+    def table(self) -> str:
+        """The whole run as text: one line per node, in the order backward ran them."""
+        lines = []
+        for k, s in enumerate(self.steps, 1):
+            node = self.graph.nodes[s.node]
+            freed = self.trace.freed_at(k)
+            note = "  (saved tensors freed)" if s.node in freed else ""
+            lines.append(f"{k:2d}. {node.label.replace(chr(10), ' '):<28} grad {format_grad(s.grads[0], 6)}{note}")
+        return "\n".join(lines)
+
+    def snapshot(self, k: int | None = None):
+        """Step ``k`` (default: the current one) as a static PNG image."""
+        from IPython.display import Image
+
+        return Image(data=render_png(self.trace, self.position if k is None else k))
+
+    # -- the widget ---------------------------------------------------------------
+    def widget(self):
+        if self._widget is None:
+            import ipywidgets as w
+
+            n = len(self.steps)
+            self._step_button = w.Button(description="Step", icon="step-forward", tooltip="run the next node")
+            self._reset_button = w.Button(description="Reset", icon="undo", tooltip="back to before backward")
+            self._slider = w.IntSlider(value=self.position, min=0, max=n, description="step", continuous_update=False)
+            self._out = w.Output()
+            self._step_button.on_click(lambda _: self.step())
+            self._reset_button.on_click(lambda _: self.reset())
+            self._slider.observe(self._on_slider, names="value")
+            controls = w.HBox([self._reset_button, self._step_button, self._slider])
+            self._widget = w.VBox([controls, self._out])
+            self._draw()
+        return self._widget
+
+    def _on_slider(self, change):
+        if change["new"] != self.position:
+            self.position = change["new"]
+            self._draw()
+
+    def _refresh(self):
+        if self._widget is not None:
+            self._slider.value = self.position
+            self._draw()
+
+    def _draw(self):
+        # Replace the Output's content in one assignment: no flicker, and it works
+        # from button callbacks and outside a kernel alike.
+        png = base64.b64encode(render_png(self.trace, self.position)).decode("ascii")
+        self._out.outputs = ({
+            "output_type": "display_data",
+            "data": {"image/png": png, "text/plain": describe_step(self.trace, self.position)},
+            "metadata": {},
+        },)
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget())

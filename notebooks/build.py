@@ -1,0 +1,126 @@
+"""Build the course notebooks from their single source, in English and in Chinese.
+
+Each lesson is one file in ``notebooks/source/NN_name.lesson``: code cells and,
+for every piece of prose, an English and a Chinese version side by side. The
+code cells are shared, so the two languages can never teach different code.
+
+A lesson file is a sequence of blocks, each starting with a marker line::
+
+    %%% en          prose in English (a markdown cell) ...
+    %%% zh          ... immediately followed by the same prose in Chinese
+    %%% code        a code cell, identical in both notebooks
+
+Run ``python notebooks/build.py`` to write ``notebooks/en/*.ipynb`` and
+``notebooks/zh/*.ipynb`` (without outputs), or ``--check`` to verify that the
+committed notebooks are exactly what the sources produce.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import nbformat
+
+HERE = Path(__file__).resolve().parent
+SOURCE = HERE / "source"
+LANGUAGES = ("en", "zh")
+MARKER = "%%% "
+
+# The one line that chooses the engine; tests switch it to run on PyTorch.
+ENGINE_LINE = 'import autograd_core as torch  # the kit\'s engine; change this line to "import torch" to run on PyTorch'
+
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+
+
+def parse_lesson(text: str, name: str = "<lesson>") -> list[dict]:
+    """The cells of one lesson: ``{"type": "markdown", "en": ..., "zh": ...}`` or ``{"type": "code", "source": ...}``."""
+    blocks: list[tuple[str, list[str]]] = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if line.startswith(MARKER):
+            kind = line[len(MARKER):].strip()
+            if kind not in ("en", "zh", "code"):
+                raise ValueError(f"{name}:{lineno}: unknown block {kind!r}")
+            blocks.append((kind, []))
+        elif blocks:
+            blocks[-1][1].append(line)
+        elif line.strip():
+            raise ValueError(f"{name}:{lineno}: text before the first block marker")
+
+    cells: list[dict] = []
+    i = 0
+    while i < len(blocks):
+        kind, lines = blocks[i]
+        body = "\n".join(lines).strip("\n")
+        if kind == "code":
+            cells.append({"type": "code", "source": body})
+            i += 1
+        elif kind == "en":
+            if i + 1 >= len(blocks) or blocks[i + 1][0] != "zh":
+                raise ValueError(f"{name}: every '%%% en' block needs a '%%% zh' block right after it")
+            zh = "\n".join(blocks[i + 1][1]).strip("\n")
+            cells.append({"type": "markdown", "en": body, "zh": zh})
+            i += 2
+        else:
+            raise ValueError(f"{name}: a '%%% zh' block must follow a '%%% en' block")
+    return cells
+
+
+def build_notebook(cells: list[dict], language: str, stem: str) -> nbformat.NotebookNode:
+    """One language's notebook: shared code cells, that language's prose, no outputs."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata = {
+        "kernelspec": dict(KERNELSPEC),
+        "language_info": {"name": "python"},
+    }
+    for n, cell in enumerate(cells):
+        cell_id = f"{stem[:2]}-{n:02d}"  # stable ids: rebuilding never changes a file needlessly
+        if cell["type"] == "code":
+            nb.cells.append(nbformat.v4.new_code_cell(cell["source"], id=cell_id))
+        else:
+            nb.cells.append(nbformat.v4.new_markdown_cell(cell[language], id=cell_id))
+    return nb
+
+
+def lessons() -> list[Path]:
+    return sorted(SOURCE.glob("*.lesson"))
+
+
+def render(language: str, path: Path) -> str:
+    cells = parse_lesson(path.read_text(encoding="utf-8"), path.name)
+    nb = build_notebook(cells, language, path.stem)
+    nbformat.validate(nb)
+    return nbformat.writes(nb) + "\n"
+
+
+def target(language: str, path: Path) -> Path:
+    return HERE / language / f"{path.stem}.ipynb"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail if a committed notebook differs from its source")
+    args = parser.parse_args(argv)
+    stale = []
+    for path in lessons():
+        for language in LANGUAGES:
+            text, out = render(language, path), target(language, path)
+            if args.check:
+                if not out.exists() or out.read_text(encoding="utf-8") != text:
+                    stale.append(out)
+            else:
+                out.parent.mkdir(exist_ok=True)
+                out.write_text(text, encoding="utf-8")
+    expected = {target(lang, p) for p in lessons() for lang in LANGUAGES}
+    extra = [p for lang in LANGUAGES for p in (HERE / lang).glob("*.ipynb") if p not in expected]
+    if args.check and (stale or extra):
+        for p in stale:
+            print(f"out of date: {p.relative_to(HERE)} (run python notebooks/build.py)")
+        for p in extra:
+            print(f"no source for: {p.relative_to(HERE)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,277 @@
+"""The graph explorer reads the real graph and replays the real backward run, with either engine.
+
+Every test runs on the kit's engine and, where PyTorch is installed, on PyTorch
+(the ``torch`` parameter is skipped only when PyTorch is missing).
+"""
+import importlib
+import math
+import sys
+
+import pytest
+
+from conftest import ROOT
+from graph_explorer import (
+    GraphExplorer, count_ops, extract_graph, has_saved_tensors, layout, render_png, saved_tensors_freed,
+    trace_backward,
+)
+from graph_explorer.draw import describe_step, format_grad
+
+
+@pytest.fixture(params=["autograd_core", "torch"])
+def torch(request):
+    if request.param == "torch":
+        return pytest.importorskip("torch")
+    return importlib.import_module(request.param)
+
+
+def lesson_one(torch):
+    x = torch.ones(2, 2, requires_grad=True)
+    y = x + 2
+    z = y * y * 3
+    out = z.mean()
+    return x, y, z, out
+
+
+def three_inputs(torch):
+    xs = [torch.tensor(v, requires_grad=True) for v in (1.0, 2.0, 3.0)]
+    x1, x2, x3 = xs
+    y = torch.zeros(3)
+    y[0] = x1 * x2 * x3
+    y[1] = x1 + x2 + x3
+    y[2] = x1 + x2 * x3
+    return xs, y
+
+
+# -- reading the graph -----------------------------------------------------------------------
+
+
+def test_nodes_are_the_grad_fns_named_as_the_engine_names_them(torch):
+    x, y, z, out = lesson_one(torch)
+    graph = extract_graph(out, names={"x": x})
+    assert [n.name for n in graph.nodes] == ["MeanBackward0", "MulBackward0", "MulBackward0", "AddBackward0",
+                                              "AccumulateGrad"]
+    assert graph.nodes[0].fn is out.grad_fn and graph.nodes[1].fn is z.grad_fn
+    assert graph.node_of(y.grad_fn).name == "AddBackward0"
+
+
+def test_edges_follow_next_functions(torch):
+    x, y, z, out = lesson_one(torch)
+    graph = extract_graph(out)
+    for parent, child, position in graph.edges:
+        assert graph.nodes[parent].fn.next_functions[position][0] is graph.nodes[child].fn
+
+
+def test_an_input_used_twice_gives_two_edges_to_one_node(torch):
+    x = torch.arange(4.0, requires_grad=True)
+    graph = extract_graph((x * x).sum())
+    leaves = [n for n in graph.nodes if n.is_leaf]
+    assert len(leaves) == 1
+    assert [e[:2] for e in graph.edges].count((1, 2)) == 2
+
+
+def test_leaves_are_accumulate_grad_nodes_labelled_with_name_and_shape(torch):
+    x, _, _, out = lesson_one(torch)
+    leaf = extract_graph(out, names={"x": x}).nodes[-1]
+    assert leaf.is_leaf and leaf.fn.variable is x
+    assert leaf.label == "AccumulateGrad\nx (2×2)"
+    assert extract_graph(out).nodes[-1].label == "AccumulateGrad\n(2×2)"
+
+
+def test_a_tensor_without_history_has_no_graph(torch):
+    x = torch.ones(3, requires_grad=True)
+    with pytest.raises(ValueError, match="no grad_fn"):
+        extract_graph(x)
+    assert count_ops(x) == 0
+
+
+def test_count_ops_counts_the_operations_that_ran(torch):
+    def f(a):
+        b = a * 2
+        while b.norm() < 1000:
+            b = b * 2
+        return b if b.sum() > 0 else 100 * b
+
+    assert count_ops(f(torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True))) == 8  # a*2 and 7 doublings
+    assert count_ops(f(torch.tensor(-1.5, requires_grad=True))) == 11  # a*2, 9 doublings, 100*b
+
+
+def test_a_long_chain_does_not_hit_the_recursion_limit(torch):
+    x = torch.tensor(1.0, requires_grad=True)
+    y = x
+    for _ in range(sys.getrecursionlimit() + 200):
+        y = y * 1.0
+    graph = extract_graph(y)
+    assert len(graph.nodes) == sys.getrecursionlimit() + 201
+    assert len(layout(graph)) == len(graph.nodes)
+
+
+# -- layout --------------------------------------------------------------------------------
+
+
+def test_layout_puts_every_edge_downwards_and_leaves_at_the_bottom(torch):
+    _, y = three_inputs(torch)
+    graph = extract_graph(y)
+    pos = layout(graph)
+    assert all(pos[p][1] > pos[c][1] for p, c, _ in graph.edges)
+    bottom = min(y for _, y in pos.values())
+    assert all(pos[i][1] == bottom for i, n in enumerate(graph.nodes) if n.is_leaf)
+    assert len(set(pos.values())) == len(pos)
+
+
+# -- saved tensors ---------------------------------------------------------------------------
+
+
+def test_a_sum_saves_no_tensors_a_product_does(torch):
+    x = torch.arange(4.0, requires_grad=True)
+    assert not has_saved_tensors(x.sum().grad_fn)
+    assert has_saved_tensors((x * x).grad_fn)
+
+
+def test_backward_frees_saved_tensors_unless_retained(torch):
+    x = torch.arange(4.0, requires_grad=True)
+    y = (x * x).sum()
+    mul = y.grad_fn.next_functions[0][0]
+    y.backward(retain_graph=True)
+    assert not saved_tensors_freed(mul) and has_saved_tensors(mul)
+    y.backward()
+    assert saved_tensors_freed(mul) and has_saved_tensors(mul)
+
+
+# -- tracing a real backward run ------------------------------------------------------------------
+
+
+def test_steps_follow_the_order_backward_ran_the_nodes(torch):
+    # an independent witness: tensor hooks fire as backward reaches each tensor's node
+    x, y, z, out = lesson_one(torch)
+    fired = []
+    for name, t in [("y", y), ("z", z), ("x", x)]:
+        t.register_hook(lambda g, name=name: fired.append(name))
+    trace = trace_backward(out, names={"x": x})
+    node_of = {"y": y.grad_fn, "z": z.grad_fn, "x": trace.graph.nodes[-1].fn}
+    order = [trace.graph.nodes[s.node].fn for s in trace.steps]
+    assert [n for n in fired] == sorted(fired, key=lambda name: order.index(node_of[name]))
+    assert trace.order() == ["MeanBackward0", "MulBackward0", "MulBackward0", "AddBackward0", "AccumulateGrad"]
+
+
+def test_every_node_runs_once_and_the_leaves_get_their_gradient_once(torch):
+    x, _, _, out = lesson_one(torch)
+    trace = trace_backward(out)
+    assert sorted(s.node for s in trace.steps) == list(range(len(trace.graph.nodes)))
+    assert torch.equal(x.grad, torch.full((2, 2), 4.5))  # one backward, not two
+
+
+def test_gradients_shown_are_the_real_ones(torch):
+    x, y, z, out = lesson_one(torch)
+    seen = {}
+    y.register_hook(lambda g: seen.setdefault("y", g.clone()))
+    trace = trace_backward(out)
+    assert torch.equal(trace.grad_of(trace.graph.index[id(y.grad_fn)]), seen["y"])
+    assert torch.equal(trace.grad_of(len(trace.graph.nodes) - 1), x.grad)
+    assert float(trace.steps[0].grads[0]) == 1.0  # d out / d out
+
+
+def test_the_gradient_argument_reaches_the_leaves_as_a_vector_jacobian_product(torch):
+    (x1, x2, x3), y = three_inputs(torch)
+    trace = trace_backward(y, gradient=torch.tensor([0.1, 0.2, 0.3]))
+    leaves = {id(n.fn.variable): float(trace.grad_of(i)) for i, n in enumerate(trace.graph.nodes) if n.is_leaf}
+    assert all(math.isclose(leaves[id(v)], want, rel_tol=1e-6) for v, want in [(x1, 1.1), (x2, 1.4), (x3, 1.0)])
+    assert [leaves[id(v)] for v in (x1, x2, x3)] == [float(v.grad) for v in (x1, x2, x3)]
+
+
+def test_saved_tensors_are_freed_as_their_node_runs(torch):
+    x, _, _, out = lesson_one(torch)
+    trace = trace_backward(out)
+    holders = {i for i, n in enumerate(trace.graph.nodes) if n.saves_tensors}
+    assert holders == {1, 2}  # the two multiplications
+    for k in range(len(trace.steps) + 1):
+        ran = {s.node for s in trace.steps[:k]}
+        assert trace.freed_at(k) == frozenset(holders & ran)
+    assert trace.freed_after == frozenset(holders)
+
+
+def test_with_retain_graph_nothing_is_freed_and_backward_can_run_again(torch):
+    x = torch.arange(4.0, requires_grad=True)
+    y = (x * x).sum()
+    trace = trace_backward(y, retain_graph=True)
+    assert trace.freed_after == frozenset()
+    y.backward()
+    assert torch.equal(x.grad, 4 * x.detach())
+
+
+def test_the_recording_hooks_are_removed_afterwards(torch):
+    x = torch.arange(4.0, requires_grad=True)
+    y = (x * x).sum()
+    trace = trace_backward(y, retain_graph=True)
+    n = len(trace.steps)
+    y.backward()
+    assert len(trace.steps) == n
+
+
+# -- the explorer ------------------------------------------------------------------------------------
+
+
+def test_step_and_reset_walk_through_the_recorded_run(torch):
+    x, _, _, out = lesson_one(torch)
+    explorer = GraphExplorer(out, names={"x": x})
+    assert explorer.position == 0
+    assert explorer.step() == "step 1/5: MeanBackward0 receives grad 1"
+    for _ in range(10):
+        explorer.step()
+    assert explorer.position == 5
+    explorer.reset()
+    assert explorer.position == 0
+
+
+def test_the_widget_follows_buttons_and_slider(torch):
+    pytest.importorskip("ipywidgets")
+    x, _, _, out = lesson_one(torch)
+    explorer = GraphExplorer(out, names={"x": x})
+    box = explorer.widget()
+    (reset, step, slider), output = box.children[0].children, box.children[1]
+    step.click()
+    step.click()
+    assert explorer.position == 2 and slider.value == 2
+    slider.value = 4
+    assert explorer.position == 4
+    reset.click()
+    assert explorer.position == 0 and slider.value == 0 and slider.max == 5
+    assert output.outputs and "image/png" in output.outputs[-1]["data"]
+
+
+def test_snapshot_is_a_static_png(torch):
+    pytest.importorskip("IPython")
+    x, _, _, out = lesson_one(torch)
+    explorer = GraphExplorer(out, names={"x": x})
+    image = explorer.snapshot(3)
+    assert image.data.startswith(b"\x89PNG")
+    assert render_png(explorer.trace, 0).startswith(b"\x89PNG")
+
+
+def test_table_lists_each_step_with_its_gradient(torch):
+    x, _, _, out = lesson_one(torch)
+    lines = GraphExplorer(out, names={"x": x}).table().splitlines()
+    assert lines[0].split() == ["1.", "MeanBackward0", "grad", "1"]
+    assert lines[1].endswith("grad [0.25, 0.25, 0.25, 0.25]  (saved tensors freed)")
+    assert lines[-1].split()[1:] == ["AccumulateGrad", "x", "(2×2)", "grad", "[4.5,", "4.5,", "4.5,", "4.5]"]
+
+
+def test_describe_and_format_keep_gradients_short(torch):
+    assert format_grad(torch.tensor(4.5)) == "4.5"
+    assert format_grad(torch.arange(6.0)) == "[0, 1, 2, 3, …]"
+    assert format_grad(None) == "None"
+    x, _, _, out = lesson_one(torch)
+    assert describe_step(trace_backward(out), 0) == "before backward: 5 nodes, 5 steps to run"
+
+
+def test_the_engine_imports_nothing_from_the_explorer_or_the_notebooks():
+    for path in (ROOT / "autograd_core").rglob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        assert "graph_explorer" not in source and "notebooks" not in source, path
+
+
+def test_named_leaves_are_drawn_in_the_order_they_were_named(torch):
+    (x1, x2, x3), y = three_inputs(torch)
+    graph = extract_graph(y, names={"x1": x1, "x2": x2, "x3": x3})
+    pos = layout(graph)
+    leaves = sorted((pos[i][0], n.label.split("\n")[1].split()[0]) for i, n in enumerate(graph.nodes) if n.is_leaf)
+    assert [name for _, name in leaves] == ["x1", "x2", "x3"]

@@ -1,0 +1,289 @@
+"""The course notebooks: one source per lesson, two languages, run top to bottom, showing the documents' results.
+
+Every notebook is executed once per language with the kit's engine and once
+more with its engine line switched to ``import torch`` (where PyTorch is
+installed; CI installs it). The executions run concurrently in module-scoped
+fixtures, and the tests below only read their outputs.
+"""
+import asyncio
+import importlib.util
+import re
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+from conftest import ROOT
+
+NOTEBOOKS = ROOT / "notebooks"
+# notebooks/build.py, loaded under its own name (other folders have a build.py too)
+_spec = importlib.util.spec_from_file_location("course_build", NOTEBOOKS / "build.py")
+build = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(build)
+
+LESSONS = [p.stem for p in build.lessons()]
+LANGUAGES = build.LANGUAGES
+RUNS = [(lesson, lang) for lesson in LESSONS for lang in LANGUAGES]
+RUN_IDS = [f"{lesson}-{lang}" for lesson, lang in RUNS]
+CELL_TIMEOUT = 120
+PARALLEL = 3  # kernels at a time; each is a separate process
+
+FREED = (
+    "RuntimeError: Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
+    "or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+    "if you need to access saved tensors after calling backward."
+)
+
+# What a student must see in each lesson: the results of the two documents, printed exactly.
+KEY_RESULTS = {
+    "01_recording_history": [
+        "tensor([[1., 1.],\n        [1., 1.]], requires_grad=True)",
+        "tensor([[3., 3.],\n        [3., 3.]], grad_fn=<AddBackward0>)\n<AddBackward0 object at 0x",
+        "tensor([[27., 27.],\n        [27., 27.]], grad_fn=<MulBackward0>)\ntensor(27., grad_fn=<MeanBackward0>)",
+        "None True\n<AddBackward0 object at 0x",
+        "False\nTrue\n<SumBackward0 object at 0x",
+        "tensor(67.5000, grad_fn=<SumBackward0>)",
+    ],
+    "02_backward_and_grad": [
+        "None\ntensor([[4.5000, 4.5000],\n        [4.5000, 4.5000]])",
+        "[4.5000, 4.5000]], dtype=torch.float64)\nTrue",
+        "tensor(28., grad_fn=<MulBackward0>)",
+        "tensor([ 0.,  4.,  8., 12.])\ntensor([True, True, True, True])",
+    ],
+    "03_nonscalar_outputs": [
+        "RuntimeError: grad can be implicitly created only for scalar outputs",
+        "tensor([0., 2., 4., 6.])\ntensor([0., 2., 4., 6.])",
+        "tensor([6., 6., 7.], grad_fn=<CopySlices>)",
+        "tensor(1.1000) tensor(1.4000) tensor(1.)",
+        "tensor([[6., 3., 2.],\n        [1., 1., 1.],\n        [1., 3., 2.]])",
+        "tensor([1.1000, 1.4000, 1.0000])\nTrue",
+    ],
+    "04_stopping_gradients": [
+        "tensor([0., 1., 4., 9.])\ntensor([True, True, True, True])\nFalse None",
+        "tensor([ 0.,  3., 12., 27.])\ntensor([True, True, True, True])",
+        "tensor([0., 2.], grad_fn=<MvBackward0>)\nFalse\ntensor([0., 2.]) False None\nTrue",
+        "training=True: requires_grad=True, grad_fn=<MvBackward0 object at 0x",
+        "training=False: requires_grad=False, grad_fn=None",
+    ],
+    "05_control_flow": [
+        "tensor(1536., grad_fn=<MulBackward0>) tensor(1024.)\ntensor(True)",
+        "tensor([[ 256.,  512.],\n        [ 768., 1024.]], grad_fn=<MulBackward0>)\n"
+        "tensor([[256., 256.],\n        [256., 256.]])\ntensor([[True, True],\n        [True, True]])",
+        "tensor([[204800.],\n        [204800.]])\ntensor([[True],\n        [True]])",
+        "doublings  = 7 (in the while loop, after b = a * 2)\nbranch     = c = b\nops in graph of d = 8",
+        "branch     = c = 100 * b\nops in graph of d = 21",
+        "a.grad == d / a: [[True, True], [True, True]]",
+    ],
+    "06_graph_lifetime": [
+        "tensor([2., 2., 2., 2.])",
+        FREED,
+        "x.sum()  SumBackward0   saves tensors: False\nx * x    MulBackward0   saves tensors: True",
+        "after backward, saved tensors of x * x freed: True",
+        "freed after the first pass: False\nfreed after the second pass: True\n"
+        "tensor([ 0.,  4.,  8., 12.])\ntensor([True, True, True, True])",
+        "after pass 3: tensor([6., 6., 6., 6.])\nafter zero_(): tensor([0., 0., 0., 0.])\n"
+        "one more pass: tensor([2., 2., 2., 2.])",
+    ],
+    "07_higher_derivatives": [
+        "tensor(6.7500, grad_fn=<MulBackward0>)\ntensor(9.)",
+        "first derivative is cos: True\nsecond derivative is -sin: True",
+        "forward  largest error: 5.00e-03\ncentral  largest error: 1.67e-05\nslipped  largest error: 1.00e+00",
+        "central difference is best near h = 1e-05",
+    ],
+    "08_under_the_hood": [
+        " 1. MeanBackward0                grad 1\n",
+        "(saved tensors freed)",
+        "AccumulateGrad x (2×2)       grad [4.5, 4.5, 4.5, 4.5]\ntensor([[4.5000, 4.5000],",
+        "AccumulateGrad x1 (scalar)   grad 1.1\n",
+        "AccumulateGrad x2 (scalar)   grad 1.4\n",
+        "AccumulateGrad x3 (scalar)   grad 1\n",
+        "tensor([True, True, True, True])",
+    ],
+    "09_linear_regression": [
+        "torch.Size([200, 2]) torch.Size([200])",
+        "close to the true parameters: True True",
+        "RuntimeError: a leaf Variable that requires grad is being used in an in-place operation.",
+    ],
+}
+# How many plots (image/png outputs in the cells themselves) each lesson shows.
+IMAGES = {"07_higher_derivatives": 3, "08_under_the_hood": 4, "09_linear_regression": 1}
+WIDGETS = {"05_control_flow": 1, "08_under_the_hood": 2}
+
+
+def switch_to_pytorch(nb):
+    """The one marked line becomes ``import torch``; nothing else changes."""
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.source = cell.source.replace(build.ENGINE_LINE, "import torch")
+    return nb
+
+
+def execute_all(engine):
+    """Run every lesson in both languages, a few kernels at a time; ``{(lesson, lang): (nb, error)}``."""
+
+    async def run(lesson, lang, gate):
+        path = NOTEBOOKS / lang / f"{lesson}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        if engine == "torch":
+            switch_to_pytorch(nb)
+        client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
+                                resources={"metadata": {"path": str(path.parent)}})
+        async with gate:
+            try:
+                await client.async_execute()
+            except CellExecutionError as error:
+                return nb, str(error)
+        return nb, None
+
+    async def main():
+        gate = asyncio.Semaphore(PARALLEL)
+        return await asyncio.gather(*(run(lesson, lang, gate) for lesson, lang in RUNS))
+
+    return dict(zip(RUNS, asyncio.run(main())))
+
+
+@pytest.fixture(scope="module")
+def kit_runs():
+    return execute_all("kit")
+
+
+@pytest.fixture(scope="module")
+def torch_runs():
+    pytest.importorskip("torch")
+    return execute_all("torch")
+
+
+def outputs(nb):
+    return [out for cell in nb.cells if cell.cell_type == "code" for out in cell.get("outputs", [])]
+
+
+def shown_text(nb):
+    """Everything a student reads below the cells: printed text and plain-text results, in order."""
+    parts = []
+    for out in outputs(nb):
+        if out.output_type == "stream" and out.name == "stdout":
+            parts.append(out.text)
+        elif out.output_type in ("execute_result", "display_data") and "image/png" not in out.data:
+            parts.append(out.data.get("text/plain", "") + "\n")
+    return "".join(parts)
+
+
+def count_outputs(nb, mime):
+    return sum(1 for out in outputs(nb) if mime in out.get("data", {}))
+
+
+def read(lang, lesson):
+    return nbformat.read(NOTEBOOKS / lang / f"{lesson}.ipynb", as_version=4)
+
+
+def code_cells(nb):
+    return [c.source for c in nb.cells if c.cell_type == "code"]
+
+
+# -- the committed notebooks ---------------------------------------------------------
+
+
+def test_there_are_nine_lessons():
+    assert len(LESSONS) == 9 and set(KEY_RESULTS) == set(LESSONS)
+
+
+def test_committed_notebooks_are_exactly_what_the_build_writes():
+    assert build.main(["--check"]) == 0, "run: python notebooks/build.py"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_english_and_chinese_notebooks_have_identical_code_cells(lesson):
+    assert code_cells(read("en", lesson)) == code_cells(read("zh", lesson))
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_chinese_notebook_has_its_own_prose(lesson):
+    en, zh = read("en", lesson), read("zh", lesson)
+    prose = [(a.source, b.source) for a, b in zip(en.cells, zh.cells) if a.cell_type == "markdown"]
+    assert prose and all(a != b and re.search(r"[\u4e00-\u9fff]", b) for a, b in prose)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_first_code_cell_chooses_the_engine_on_one_marked_line(lesson):
+    for lang in LANGUAGES:
+        cells = code_cells(read(lang, lesson))
+        assert cells[0].splitlines()[0] == build.ENGINE_LINE
+        assert sum(c.count("import autograd_core") for c in cells) == 1
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_committed_notebooks_carry_no_outputs_and_a_python3_kernel(lesson):
+    for lang in LANGUAGES:
+        nb = read(lang, lesson)
+        assert nb.metadata.kernelspec.name == "python3"
+        assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code")
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_each_lesson_ends_with_self_study_questions(lesson):
+    assert read("en", lesson).cells[-1].source.startswith("## Self-study questions")
+    assert read("zh", lesson).cells[-1].source.startswith("## 自学思考题")
+
+
+def test_course_index_lists_every_lesson_in_both_languages():
+    index = (NOTEBOOKS / "README.md").read_text(encoding="utf-8")
+    for lesson in LESSONS:
+        assert f"en/{lesson}.ipynb" in index and f"zh/{lesson}.ipynb" in index
+
+
+def test_build_rejects_english_prose_without_its_chinese_twin():
+    with pytest.raises(ValueError, match="zh"):
+        build.parse_lesson("%%% en\nHello\n%%% code\nx = 1\n")
+
+
+def test_lab_target_opens_the_course():
+    assert re.search(r"^lab:.*\n\t\$\(BIN\)/jupyter lab notebooks/", (ROOT / "Makefile").read_text(), re.M)
+
+
+# -- executed with the kit's engine ------------------------------------------------------
+
+
+@pytest.mark.parametrize("lesson, lang", RUNS, ids=RUN_IDS)
+def test_notebook_runs_top_to_bottom_without_errors_or_warnings(kit_runs, lesson, lang):
+    nb, error = kit_runs[lesson, lang]
+    assert error is None, error
+    stderr = [o.text for o in outputs(nb) if o.output_type == "stream" and o.name == "stderr"]
+    assert not stderr, stderr
+
+
+@pytest.mark.parametrize("lesson, lang", RUNS, ids=RUN_IDS)
+def test_notebook_shows_the_documents_results(kit_runs, lesson, lang):
+    nb, error = kit_runs[lesson, lang]
+    assert error is None, error
+    text = shown_text(nb)
+    for expected in KEY_RESULTS[lesson]:
+        assert expected in text
+
+
+@pytest.mark.parametrize("lesson, lang", RUNS, ids=RUN_IDS)
+def test_plots_are_also_saved_as_static_images(kit_runs, lesson, lang):
+    nb, _ = kit_runs[lesson, lang]
+    assert count_outputs(nb, "image/png") == IMAGES.get(lesson, 0)
+
+
+@pytest.mark.parametrize("lesson, lang", RUNS, ids=RUN_IDS)
+def test_widgets_are_displayed(kit_runs, lesson, lang):
+    nb, _ = kit_runs[lesson, lang]
+    assert count_outputs(nb, "application/vnd.jupyter.widget-view+json") == WIDGETS.get(lesson, 0)
+
+
+# -- executed with PyTorch -----------------------------------------------------------------
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="PyTorch is not installed")
+@pytest.mark.parametrize("lesson, lang", RUNS, ids=RUN_IDS)
+def test_notebook_runs_on_pytorch_and_shows_the_same_results(torch_runs, lesson, lang):
+    nb, error = torch_runs[lesson, lang]
+    assert error is None, error
+    assert "import autograd_core" not in "".join(code_cells(nb))
+    text = shown_text(nb)
+    for expected in KEY_RESULTS[lesson]:
+        assert expected in text
+    assert count_outputs(nb, "image/png") == IMAGES.get(lesson, 0)
