@@ -30,7 +30,7 @@ from .dtypes import (
     int16, int32, int64, long, set_default_dtype, short, uint8,
 )
 from .functional import (
-    abs, add, all, allclose, any, argmax, argmin, cat, chunk, clamp, clip, clone, concat, cos, cumsum, div, dot, eq,
+    abs, add, all, allclose, any, argmax, argmin, bmm, cat, chunk, clamp, clip, clone, concat, cos, cumsum, div, dot, eq,
     equal, exp, flatten, gather, ge, gt, isclose, isnan, le, log, log_softmax, logical_and, logical_not,
     logical_or, lt, matmul, max, maximum, mean, min, minimum, mm, mul, mv, narrow, ne, neg, norm, permute, pow,
     reciprocal, relu, reshape, rsub, select, sigmoid, sign, sin, softmax, split, sqrt, square, squeeze, stack,

@@ -177,16 +177,38 @@ def matmul(input, other):
         return ops.SqueezeBackward4.apply(mm(a.unsqueeze(0), b), dim=0)
     if a.ndim == 2 and b.ndim == 2:
         return mm(a, b)
-    if a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
+    k = b.shape[-2] if b.ndim > 1 else b.shape[0]
+    if a.shape[-1] != k:
         raise RuntimeError(
-            f"Expected size for first two dimensions of batch2 tensor to be: [{a.shape[-1]}] but got: "
-            f"[{b.shape[-2 if b.ndim > 1 else 0]}]."
+            f"Expected size for first two dimensions of batch2 tensor to be: [{a.shape[-1]}] but got: [{k}]."
         )
-    if b.ndim == 1:
-        return ops.UnsafeViewBackward0.apply(a, b.unsqueeze(-1)).squeeze(-1)
-    if a.ndim == 1:
-        return ops.UnsafeViewBackward0.apply(a.unsqueeze(0), b).squeeze(-2)
-    return ops.UnsafeViewBackward0.apply(a, b)
+    if b.ndim <= 2:
+        # (..., n, k) @ (k, m): fold the batch dims into rows, one mm (or mv), unfold.
+        rows = a.reshape(-1, k)
+        out = mm(rows, b) if b.ndim == 2 else mv(rows, b)
+        shape = a.shape[:-1] + ((b.shape[-1],) if b.ndim == 2 else ())
+        return ops.UnsafeViewBackward0.apply(out, shape=tuple(shape))
+    # Both batched: broadcast the batch dims, fold them into one, bmm, unfold.
+    a2 = a.unsqueeze(0) if a.ndim == 1 else a
+    batch = tuple(np.broadcast_shapes(tuple(a2.shape[:-2]), tuple(b.shape[:-2])))
+    n, m = a2.shape[-2], b.shape[-1]
+    a3 = a2.expand(*batch, n, k).reshape(-1, n, k)
+    b3 = b.expand(*batch, k, m).reshape(-1, k, m)
+    out = ops.UnsafeViewBackward0.apply(bmm(a3, b3), shape=batch + (n, m))
+    return out.squeeze(-2) if a.ndim == 1 else out
+
+
+def bmm(input, mat2):
+    """Batched matrix product of two 3-d tensors: (b, n, k) @ (b, k, m)."""
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor" if input.ndim != 3 else "batch2 must be a 3D tensor")
+    _same_dtype(input, mat2, "expected scalar type {} but found {}")
+    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, {input.shape[2]}] "
+            f"but got: [{mat2.shape[0]}, {mat2.shape[1]}]."
+        )
+    return ops.BmmBackward0.apply(input, mat2)
 
 
 def _same_dtype(a, b, message):
@@ -767,7 +789,7 @@ def _reflected(f):
 
 _METHODS = dict(
     add=add, sub=sub, mul=mul, div=div, true_divide=true_divide, neg=neg, negative=neg, reciprocal=reciprocal,
-    pow=pow, square=square, matmul=matmul, mm=mm, mv=mv, dot=dot, exp=exp, log=log, sqrt=sqrt, sin=sin, cos=cos,
+    pow=pow, square=square, matmul=matmul, mm=mm, bmm=bmm, mv=mv, dot=dot, exp=exp, log=log, sqrt=sqrt, sin=sin, cos=cos,
     tanh=tanh, sigmoid=sigmoid, abs=abs, sign=sign, relu=relu, maximum=maximum, minimum=minimum, clamp=clamp,
     clip=clamp, eq=eq, ne=ne, lt=lt, le=le, gt=gt, ge=ge, allclose=allclose, isclose=isclose, equal=equal,
     all=all, any=any, argmax=argmax, argmin=argmin, sum=sum, mean=mean, max=max, min=min, norm=norm, var=var,

@@ -608,18 +608,21 @@ class MmBackward0(Op):
         return (grad.mm(b.t()) if ctx.needs_input_grad[0] else None), (a.t().mm(grad) if ctx.needs_input_grad[1] else None)
 
 
-class UnsafeViewBackward0(Op):
-    """Batched matmul (3 or more dims), batch dims broadcast as in NumPy."""
+class BmmBackward0(Op):
+    """A batch of matrix products: (b, n, k) @ (b, k, m) -> (b, n, m)."""
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        need_a, need_b = ctx.needs_input_grad or (False, False)
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
         return np.matmul(a._data, b._data)
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        return grad.matmul(b.transpose(-1, -2)), a.transpose(-1, -2).matmul(grad)
+        grad_a = grad.bmm(b.transpose(1, 2)) if ctx.needs_input_grad[0] else None
+        grad_b = a.transpose(1, 2).bmm(grad) if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b
 
 
 # --- shapes and views -------------------------------------------------------------------
@@ -643,6 +646,10 @@ class ViewBackward0(_View):
     @staticmethod
     def backward(ctx, grad):
         return (grad.reshape(ctx.shape),)
+
+
+class UnsafeViewBackward0(ViewBackward0):
+    """The reshape that ends a batched matmul (the product was computed on folded dims)."""
 
 
 class PermuteBackward0(_View):
