@@ -15,6 +15,7 @@ After a node ran, its saved tensors are freed unless ``retain_graph=True``.
 from __future__ import annotations
 
 import heapq
+import itertools
 
 from . import grad_mode
 from .broadcast import sum_to_shape
@@ -78,20 +79,20 @@ def run_backward(roots, grads, retain_graph=False, create_graph=False, capture=N
     for (node, nr), g in zip(roots, grads):
         _add_to_buffer(buffers, node, nr, g)
 
-    ready = []
+    ready = ReadyQueue()
     for node in dict.fromkeys(root_nodes):
         if deps.get(node, 0) == 0:
-            heapq.heappush(ready, (-node._seq, id(node), node))
+            ready.push(node)
 
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
-            _, _, node = heapq.heappop(ready)
-            grad_outputs = buffers.pop(node, None) or [None]
+            node = ready.pop()
+            grad_outputs = tuple(buffers.pop(node, None) or (None,))
             if node._pre_hooks:
                 for hook in list(node._pre_hooks.values()):
                     new = hook(grad_outputs)
                     if new is not None:
-                        grad_outputs = list(new)
+                        grad_outputs = tuple(new)
             if capture is not None:
                 for nr, g in enumerate(grad_outputs):
                     slot = capture.get((node, nr))
@@ -104,14 +105,14 @@ def run_backward(roots, grads, retain_graph=False, create_graph=False, capture=N
             if type(node) is AccumulateGrad:
                 if grad_outputs[0] is not None:
                     node.accumulate(grad_outputs[0], create_graph)
-                continue
-
-            grad_inputs = _call_backward(node, grad_outputs)
-            if not retain_graph:
-                node.release_saved_tensors()
+                grad_inputs = ()
+            else:
+                grad_inputs = _call_backward(node, grad_outputs)
+                if not retain_graph:
+                    node.release_saved_tensors()
             if node._post_hooks:
                 for hook in list(node._post_hooks.values()):
-                    new = hook(grad_inputs, tuple(grad_outputs))
+                    new = hook(tuple(grad_inputs), grad_outputs)
                     if new is not None:
                         grad_inputs = tuple(new)
 
@@ -122,8 +123,33 @@ def run_backward(roots, grads, retain_graph=False, create_graph=False, capture=N
                     _add_to_buffer(buffers, child, nr, g)
                 deps[child] -= 1
                 if deps[child] == 0:
-                    heapq.heappush(ready, (-child._seq, id(child), child))
+                    ready.push(child)
     return captured
+
+
+class ReadyQueue:
+    """Nodes whose gradient is complete, in PyTorch's order.
+
+    Leaves (``AccumulateGrad``) first, so ``.grad`` is filled as soon as possible;
+    then the most recently created node; ties in arrival order.
+    """
+
+    def __init__(self):
+        self._heap = []
+        self._arrivals = itertools.count()
+
+    def push(self, node):
+        rank = _LEAF_FIRST if type(node) is AccumulateGrad else -node._seq
+        heapq.heappush(self._heap, (rank, next(self._arrivals), node))
+
+    def pop(self):
+        return heapq.heappop(self._heap)[2]
+
+    def __bool__(self):
+        return bool(self._heap)
+
+
+_LEAF_FIRST = float("-inf")
 
 
 def _release_children(node, deps, ready):
@@ -131,7 +157,7 @@ def _release_children(node, deps, ready):
         if child is not None:
             deps[child] -= 1
             if deps[child] == 0:
-                heapq.heappush(ready, (-child._seq, id(child), child))
+                ready.push(child)
 
 
 def _add_to_buffer(buffers, node, nr, grad):

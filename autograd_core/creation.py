@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from . import dtypes
-from .tensor import Tensor
+from .tensor import Tensor, warn_scalar_conversion
 
 _generator = [np.random.default_rng()]
 
@@ -38,18 +38,34 @@ def _finish(data, dtype, requires_grad):
 def _infer_dtype(data, dtype=None):
     """Python floats become float32 (the default), ints int64, bools bool; arrays keep theirs.
 
-    With an explicit ``dtype`` the numbers go straight into it (no float32 rounding on the way).
+    In a list, NumPy scalars and 0-d tensors bring their own dtype, and the widest wins
+    (``[np.float64(1), 2.0]`` is float64). With an explicit ``dtype`` the numbers go
+    straight into it (no float32 rounding on the way).
     """
     if isinstance(data, np.ndarray):
         return data
     if dtype is not None:
-        return np.array(data, dtype=dtypes.as_dtype(dtype).numpy)
-    flat = _flatten(data)
-    if flat and builtins.all(isinstance(x, (builtins.bool, np.bool_)) for x in flat):
-        return np.array(data, dtype=np.bool_)
-    if flat and builtins.all(isinstance(x, (numbers.Integral, np.bool_)) for x in flat):
-        return np.array(data, dtype=np.int64)
-    return np.array(data, dtype=dtypes.get_default_dtype().numpy)
+        return np.array(_unwrap(data), dtype=dtypes.as_dtype(dtype).numpy)
+    result = None
+    for x in _flatten(data):
+        d = _element_dtype(x)
+        result = d if result is None else dtypes.promote_types(result, d)
+    result = result or dtypes.get_default_dtype()  # an empty list: tensor([]) is float32
+    return np.array(_unwrap(data), dtype=result.numpy)
+
+
+def _element_dtype(x):
+    if isinstance(x, Tensor):
+        return x.dtype
+    if isinstance(x, (np.generic,)):
+        return dtypes.from_numpy_dtype(x.dtype)
+    if isinstance(x, builtins.bool):
+        return dtypes.bool
+    if isinstance(x, numbers.Integral):
+        return dtypes.int64
+    if isinstance(x, numbers.Real):
+        return dtypes.get_default_dtype()
+    raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
 
 
 def _flatten(data):
@@ -58,8 +74,6 @@ def _flatten(data):
         x = stack.pop()
         if isinstance(x, (list, tuple)):
             stack.extend(x)
-        elif isinstance(x, Tensor):
-            out.append(x.item() if x.numel() == 1 else 0.0)
         else:
             out.append(x)
     return out
@@ -72,6 +86,21 @@ def _unwrap(data):
     if isinstance(data, (list, tuple)):
         return [_unwrap(x) for x in data]
     return data
+
+
+def _check_rectangular(data):
+    """Nested lists must have equal lengths at each depth; PyTorch's wording if not."""
+    level, dim = [data], 0
+    while level and isinstance(level[0], (list, tuple)):
+        length = len(level[0])
+        for x in level:
+            if not isinstance(x, (list, tuple)) or len(x) != length:
+                got = len(x) if isinstance(x, (list, tuple)) else type(x).__name__
+                raise ValueError(f"expected sequence of length {length} at dim {dim} (got {got})")
+        level, dim = [y for x in level for y in x], dim + 1
+    for x in level:
+        if isinstance(x, (list, tuple)):  # a list where a number was expected
+            raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -94,12 +123,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     else:
         if isinstance(data, (str, bytes)) or data is None:
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
-        try:
-            array = _infer_dtype(_unwrap(data), dtype)
-        except ValueError as e:
-            raise ValueError(f"expected sequence of equal-length lists to build a tensor: {e}") from None
-        if array.dtype == object:
-            raise TypeError("Could not infer dtype of the given data")
+        _check_rectangular(data)
+        if builtins.any(isinstance(x, Tensor) and x._requires_grad for x in _flatten(data)):
+            warn_scalar_conversion(stacklevel=3)
+        array = _infer_dtype(data, dtype)
     return _finish(array, dtype, requires_grad)
 
 

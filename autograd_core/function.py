@@ -198,7 +198,7 @@ class Function:
         for nr, o in enumerate(outputs):
             if isinstance(o, Tensor) and o.dtype.is_floating_point and id(o) not in non_diff:
                 t = Tensor._make(o._data, True, ctx)
-                t._version = o._version  # a tensor saved in forward is the same storage
+                t._version_counter = o._version_counter  # a tensor saved in forward is the same storage
                 t._output_nr = nr
                 wrapped.append(t)
             elif isinstance(o, Tensor):

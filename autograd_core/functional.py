@@ -147,14 +147,23 @@ def reciprocal(input):
 def pow(input, exponent):  # noqa: A001
     if type(input) is not Tensor:  # number ** tensor
         b = exponent if exponent._data.dtype.kind == "f" or isinstance(input, builtins.int) else _to_float(exponent)
+        if b._data.dtype.kind == "b":
+            b = b.to(dtypes.int64)
         return ops.PowBackward2.apply(b, base=input)
     if type(exponent) is Tensor:
         a, b = _coerce(input, exponent)
+        _no_bool_pow(a)
         return ops.PowBackward1.apply(a, b)
     a, e = _coerce(input, exponent)
+    _no_bool_pow(a)
     if a._data.dtype.kind in "iu" and isinstance(e, builtins.int) and e < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     return ops.PowBackward0.apply(a, exponent=e)
+
+
+def _no_bool_pow(a):
+    if a._data.dtype.kind == "b":
+        raise NotImplementedError('"pow" not implemented for \'Bool\'')
 
 
 def square(input):

@@ -62,7 +62,7 @@ class SavedTensor:
     __slots__ = ("tensor", "version", "data", "output_of")
 
     def __init__(self, tensor, output_of=None):
-        self.version = tensor._version.value
+        self.version = tensor._version_counter.value
         if output_of is None:
             self.tensor, self.data, self.output_of = tensor, None, None
         else:
@@ -74,21 +74,21 @@ class SavedTensor:
         from .tensor import Tensor
 
         source = self.tensor if self.tensor is not None else self.data
-        if source._version.value != self.version:
+        if source._version_counter.value != self.version:
             t = source
             made_by = self.output_of if self.output_of is not None else t.grad_fn
             which = f", which is output 0 of {short_name(made_by)}," if made_by is not None else ""
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace "
                 f"operation: [torch.{t.dtype.legacy_name} [{', '.join(map(str, t.shape))}]]{which} is at "
-                f"version {t._version.value}; expected version {self.version} instead. Hint: enable anomaly "
+                f"version {t._version_counter.value}; expected version {self.version} instead. Hint: enable anomaly "
                 "detection to find the operation that failed to compute its gradient, with "
                 "torch.autograd.set_detect_anomaly(True, check_nan=False)."
             )
         if self.tensor is not None:
             return self.tensor
         out = Tensor._make(source._data, source._requires_grad, self.output_of)
-        out._version = source._version
+        out._version_counter = source._version_counter
         return out
 
 
@@ -191,4 +191,4 @@ class AccumulateGrad(Node):
             leaf._grad = leaf._grad + grad
         else:
             leaf._grad._data += grad._data  # in place, like PyTorch: x.grad keeps its identity
-            leaf._grad._version.value += 1
+            leaf._grad._version_counter.value += 1

@@ -632,7 +632,7 @@ class _View(Op):
     @classmethod
     def apply(cls, a, **params):
         out = super().apply(a, **params)
-        out._version = a._version  # a view and its base are one storage
+        out._version_counter = a._version_counter  # a view and its base are one storage
         out._base = a if a._base is None else a._base
         return out
 

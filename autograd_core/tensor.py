@@ -6,7 +6,7 @@ A tensor holds
 * ``requires_grad``: whether operations on it are recorded;
 * ``grad_fn``: the graph node that made it (``None`` for tensors you create: leaves);
 * ``grad``: where ``backward()`` leaves the gradient of a leaf;
-* ``_version``: a counter bumped by every in-place change, shared with its views,
+* ``_version_counter``: a counter bumped by every in-place change, shared with its views,
   so that a saved tensor that was modified can be caught (see ``graph.SavedTensor``).
 
 The math lives in ``ops.py``; the methods here only route to it.
@@ -40,7 +40,7 @@ class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
     # Hot fields live in slots; rarely set ones fall back to the class defaults below.
-    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_version", "__dict__", "__weakref__")
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_version_counter", "__dict__", "__weakref__")
     _output_nr = 0
     _base = None  # the tensor this one is a view of, if any
     _hooks = None  # hooks of a leaf, run by AccumulateGrad
@@ -57,7 +57,7 @@ class Tensor:
         else:
             t = empty(*args)
         self._data, self._requires_grad, self._grad_fn = t._data, False, None
-        self._grad, self._version = None, VersionCounter()
+        self._grad, self._version_counter = None, VersionCounter()
 
     @classmethod
     def _make(cls, data, requires_grad=False, grad_fn=None):
@@ -67,7 +67,7 @@ class Tensor:
         t._requires_grad = requires_grad
         t._grad_fn = grad_fn
         t._grad = None
-        t._version = VersionCounter()
+        t._version_counter = VersionCounter()
         return t
 
     # -- what a tensor is ----------------------------------------------------------
@@ -165,6 +165,11 @@ class Tensor:
         return self._grad_fn
 
     @property
+    def _version(self):
+        """How many in-place changes this tensor's storage has seen (PyTorch's ``x._version``)."""
+        return self._version_counter.value
+
+    @property
     def is_leaf(self):
         """Created by the user (or not requiring grad) rather than by a recorded op."""
         return self._grad_fn is None
@@ -254,7 +259,7 @@ class Tensor:
     def detach(self):
         """A tensor sharing these numbers, cut off from the graph (changes show in both)."""
         t = Tensor._make(self._data)
-        t._version = self._version
+        t._version_counter = self._version_counter
         return t
 
     def detach_(self):
@@ -288,6 +293,8 @@ class Tensor:
         return builtins.bool(self._data.reshape(()))
 
     def __float__(self):
+        if self._requires_grad:
+            warn_scalar_conversion(stacklevel=3)
         return builtins.float(self.item())
 
     def __int__(self):
@@ -355,7 +362,7 @@ class Tensor:
                 f"{_type_name(self._data.dtype)}"
             )
         np.copyto(self._data, result, casting="unsafe")
-        self._version.value += 1
+        self._version_counter.value += 1
         if recording:
             self._grad_fn = out._grad_fn
             self._requires_grad = True
@@ -427,10 +434,23 @@ class Tensor:
         recording = grad_mode._State.enabled and (self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
         if not recording:
             self._data[key] = value._data if isinstance(value, Tensor) else value
-            self._version.value += 1
+            self._version_counter.value += 1
             return
         value = value if isinstance(value, Tensor) else Tensor._make(np.asarray(value, dtype=self._data.dtype))
         self._inplace(lambda t: ops.CopySlices.apply(t, value, key=key), value)
+
+
+_scalar_conversion_warned = [False]
+
+
+def warn_scalar_conversion(stacklevel=2):
+    """PyTorch warns once per process when a tensor that requires grad becomes a plain number."""
+    if not _scalar_conversion_warned[0]:
+        _scalar_conversion_warned[0] = True
+        warnings.warn(
+            "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+            "Consider using tensor.detach() first.", UserWarning, stacklevel=stacklevel,
+        )
 
 
 def _rebuild(data, requires_grad):

@@ -74,17 +74,17 @@ def test_setitem_overwritten_values_get_no_gradient():
 
 def test_every_in_place_change_bumps_the_version_counter():
     x = torch.tensor([1.0, 2.0])
-    v = x._version.value
+    v = x._version
     x.add_(1)
     x[0] = 3.0
-    assert x._version.value == v + 2
+    assert x._version == v + 2
 
 
 def test_a_view_shares_the_version_counter_of_its_base():
     x = torch.zeros(4)
     v = x.view(2, 2)
     v.add_(1)
-    assert x._version.value == 1
+    assert x._version == 1
 
 
 def test_modifying_a_saved_tensor_is_caught_at_backward():
