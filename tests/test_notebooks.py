@@ -55,6 +55,7 @@ KEY_RESULTS = {
     "03_nonscalar_outputs": [
         "RuntimeError: grad can be implicitly created only for scalar outputs",
         "tensor([0., 2., 4., 6.])\ntensor([0., 2., 4., 6.])",
+        "tensor([1., 2., 3.]) False\nUserWarning: Converting a tensor with requires_grad=True to a scalar",
         "tensor([6., 6., 7.], grad_fn=<CopySlices>)",
         "tensor(1.1000) tensor(1.4000) tensor(1.)",
         "tensor([[6., 3., 2.],\n        [1., 1., 1.],\n        [1., 3., 2.]])",
