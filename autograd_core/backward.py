@@ -85,7 +85,7 @@ def run_backward(roots, grads, retain_graph=False, create_graph=False, capture=N
             ready.push(node)
 
     with grad_mode.set_grad_enabled(create_graph):
-        while ready:
+        while ready.heap:
             node = ready.pop()
             grad_outputs = tuple(buffers.pop(node, None) or (None,))
             if node._pre_hooks:
@@ -108,7 +108,7 @@ def run_backward(roots, grads, retain_graph=False, create_graph=False, capture=N
                 grad_inputs = ()
             else:
                 grad_inputs = _call_backward(node, grad_outputs)
-                if not retain_graph:
+                if not retain_graph and (node._saved or node._saved_result is not None):
                     node.release_saved_tensors()
             if node._post_hooks:
                 for hook in list(node._post_hooks.values()):
@@ -135,18 +135,15 @@ class ReadyQueue:
     """
 
     def __init__(self):
-        self._heap = []
+        self.heap = []
         self._arrivals = itertools.count()
 
     def push(self, node):
         rank = _LEAF_FIRST if type(node) is AccumulateGrad else -node._seq
-        heapq.heappush(self._heap, (rank, next(self._arrivals), node))
+        heapq.heappush(self.heap, (rank, next(self._arrivals), node))
 
     def pop(self):
-        return heapq.heappop(self._heap)[2]
-
-    def __bool__(self):
-        return bool(self._heap)
+        return heapq.heappop(self.heap)[2]
 
 
 _LEAF_FIRST = float("-inf")

@@ -787,13 +787,16 @@ def type_as(input, other):
 
 
 # --- attaching to Tensor --------------------------------------------------------------------------------
+_OPERANDS = (Tensor, *_SCALARS)
+
+
 def _operator(f):
     """``x + other``: Python's own TypeError (via NotImplemented) for operands that are not tensors or numbers."""
-    return lambda self, other: f(self, other) if isinstance(other, (Tensor, *_SCALARS)) else NotImplemented
+    return lambda self, other: f(self, other) if isinstance(other, _OPERANDS) else NotImplemented
 
 
 def _reflected(f):
-    return lambda self, other: f(other, self) if isinstance(other, (Tensor, *_SCALARS)) else NotImplemented
+    return lambda self, other: f(other, self) if isinstance(other, _OPERANDS) else NotImplemented
 
 
 _METHODS = dict(

@@ -116,13 +116,13 @@ class Node:
     # -- saved tensors -----------------------------------------------------------
     def save_for_backward(self, *tensors):
         """Keep tensors for the backward formula; read them back with ``ctx.saved_tensors``."""
-        self._saved = tuple(None if t is None else SavedTensor(t) for t in tensors)
+        self._saved = tuple([None if t is None else SavedTensor(t) for t in tensors])
 
     @property
     def saved_tensors(self):
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        return tuple(None if s is None else s.unpack() for s in self._saved)
+        return tuple([None if s is None else s.unpack() for s in self._saved])
 
     @property
     def result(self):

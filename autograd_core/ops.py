@@ -53,7 +53,7 @@ class AddBackward0(Op):
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         ctx.alpha = alpha
-        return _data(a) + _data(b) if alpha == 1 else _data(a) + alpha * _data(b)
+        return a._data + _data(b) if alpha == 1 else a._data + alpha * _data(b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -86,11 +86,13 @@ class RsubBackward1(Op):
 class MulBackward0(Op):
     @staticmethod
     def forward(ctx, a, b):
-        # Save only what the other input's gradient needs (as PyTorch does).
+        # Save only what the other input's gradient needs (as PyTorch does). A Python number
+        # is kept as ctx.b_number; like PyTorch's saved scalar, it makes x * 2 a node that
+        # backward frees, so a second backward through it needs retain_graph=True.
         need_a, need_b = ctx.needs_input_grad or (False, False)
         ctx.save_for_backward(a if need_b else None, b if need_a and type(b) is Tensor else None)
         ctx.b_number = None if type(b) is Tensor else b
-        return _data(a) * _data(b)
+        return a._data * _data(b)
 
     @staticmethod
     def backward(ctx, grad):
