@@ -734,7 +734,7 @@ class ExpandBackward0(_View):
         return (grad,)  # the engine sums it back to the input's shape
 
 
-class _Index(_View):
+class _Index(Op):
     """``x[key]``: the gradient is scattered back into a zero tensor of x's shape."""
 
     @staticmethod
@@ -747,11 +747,11 @@ class _Index(_View):
         return (IndexPutBackward0.apply(grad, shape=ctx.shape, key=ctx.key),)
 
 
-class SelectBackward0(_Index):
+class SelectBackward0(_View, _Index):
     """indexing with an integer"""
 
 
-class SliceBackward0(_Index):
+class SliceBackward0(_View, _Index):
     """indexing with slices"""
 
 
@@ -769,10 +769,6 @@ class AliasBackward0(_View):
 
 class IndexBackward0(_Index):
     """indexing with boolean masks or integer arrays (a copy, not a view)"""
-
-    @classmethod
-    def apply(cls, a, **params):
-        return Op.apply.__func__(cls, a, **params)
 
 
 class IndexPutBackward0(Op):
