@@ -40,6 +40,8 @@ c.Execute.timeout = {timeout}
 c.KitGrade.workers = 0            # 0: one worker per CPU core
 c.KitGrade.cell_timeout = {timeout}
 c.KitGrade.memory_limit_mb = 2048
+# Never readable by student code while it is graded (besides this course directory).
+c.KitGrade.protected_paths = {protected!r}
 '''
 
 
@@ -112,7 +114,7 @@ class Course:
 
     def protected_paths(self) -> list[str]:
         """Paths student code may never read or write while it is graded."""
-        return [str(self.root)]
+        return [str(self.root), *self.settings().protected_paths]
 
 
 def ensure_nbgrader_tools_on_path() -> None:
@@ -136,7 +138,9 @@ def init_course(root: Path, course_id: str, exercises: Path, exchange: Path | No
     exchange = Path(exchange).resolve() if exchange else root / "exchange"
     config_path = root / CONFIG_FILE
     if not config_path.exists():
-        config_path.write_text(CONFIG_TEMPLATE.format(course_id=course_id, exchange=str(exchange), timeout=timeout))
+        protected = [str(Path(exercises).resolve()), str(exchange)]
+        config_path.write_text(CONFIG_TEMPLATE.format(course_id=course_id, exchange=str(exchange), timeout=timeout,
+                                                      protected=protected))
     exchange.mkdir(parents=True, exist_ok=True)
     for name in ("source", "release", "submitted", "autograded", "feedback"):
         (root / name).mkdir(exist_ok=True)

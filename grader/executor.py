@@ -7,6 +7,7 @@ student's process that enforces the per-cell timeout and notices a process that 
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
@@ -29,6 +30,7 @@ class ExecutionReport:
 
     findings: list[str] = field(default_factory=list)
     died: bool = False
+    kernel_isolation: bool = False
 
 
 def cell_label(cell, index: int) -> str:
@@ -40,11 +42,17 @@ def execute_notebook(template: Template, nb, policy: SandboxPolicy, timeout: flo
     """Run the code cells of ``nb`` (in place, like nbclient) and return what went wrong, if anything."""
     report = ExecutionReport()
     runnable = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and cell.source.strip()]
-    cells = [{"source": nb.cells[i].source, "trusted": nbgrader_utils.is_locked(nb.cells[i])} for i in runnable]
+    cells = [{"source": nb.cells[i].source, "trusted": nbgrader_utils.is_locked(nb.cells[i]),
+              "test": nbgrader_utils.is_grade(nb.cells[i]) and not nbgrader_utils.is_solution(nb.cells[i])}
+             for i in runnable]
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
 
+    template.readable_roots([os.path.realpath(p) for p in policy.protected_paths])  # before the fork: once per worker
+    # Objects that exist now are shared with the child; the collector must not walk (and so copy) them.
+    gc.collect()
+    gc.freeze()
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the grading process
@@ -98,6 +106,8 @@ def execute_notebook(template: Template, nb, policy: SandboxPolicy, timeout: flo
                     label = cell_label(cell, runnable[current])
                     report.findings.extend(f"{label}: {f}" for f in message.get("findings") or [])
                     deadline = None
+                elif "kernel_isolation" in message and current is None:
+                    report.kernel_isolation = message["kernel_isolation"] is True
                 elif "crash" in message:
                     report.findings.append(f"grader fault: {str(message['crash'])[-2000:]}")
                 elif message.get("end"):

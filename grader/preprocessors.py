@@ -2,9 +2,9 @@
 
 * ``DetectTampering`` (sanitizing, before ``OverwriteCells``): notes every edited, deleted, renamed
   or re-flagged instructor cell, so the report can say why.
-* ``RestoreCellFlags`` (sanitizing, after ``OverwriteCells``): puts back the nbgrader flags of every
+* ``RestoreCellFlags`` (sanitizing, before ``OverwriteCells``): puts back the nbgrader flags of every
   cell the gradebook knows (``OverwriteCells`` restores sources and points but keeps e.g. a
-  ``solution`` flag a student added to a test cell).
+  ``solution`` flag a student added to a test cell, and then fails on its own checksum check).
 * ``ReplayExecution`` (autograding, in place of ``Execute``): takes the outputs the kit's sandboxed
   workers produced for this very notebook.
 * ``HideHiddenTests`` (feedback): removes hidden-test regions and their tracebacks from feedback.
@@ -19,7 +19,7 @@ import nbformat
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import Gradebook
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
 from traitlets import Unicode
 
@@ -30,20 +30,30 @@ def _findings(resources: ResourcesDict) -> list:
     return resources.setdefault(FINDINGS, [])
 
 
-def _expected_flags(gradebook: Gradebook, grade_id: str, notebook: str, assignment: str) -> dict:
-    """The nbgrader flags the gradebook holds for one cell."""
-    source = gradebook.find_source_cell(grade_id, notebook, assignment)
-    flags = {"grade": False, "solution": False, "task": False, "locked": bool(source.locked)}
-    for kind, finder in (("grade", gradebook.find_grade_cell), ("solution", gradebook.find_solution_cell),
-                         ("task", gradebook.find_task_cell)):
-        try:
-            cell = finder(grade_id, notebook, assignment)
-        except MissingEntry:
-            continue
-        flags[kind] = True
-        if kind in ("grade", "task"):
-            flags["points"] = float(cell.max_score)
+def notebook_flags(gradebook: Gradebook, notebook: str, assignment: str) -> dict[str, dict]:
+    """The nbgrader flags (and checksum) the gradebook holds for every cell of one notebook."""
+    source_notebook = gradebook.find_notebook(notebook, assignment)
+    flags = {cell.name: {"grade": False, "solution": False, "task": False, "locked": bool(cell.locked),
+                         "checksum": cell.checksum, "cell_type": cell.cell_type, "source": cell.source}
+             for cell in source_notebook.source_cells}
+    for kind, cells in (("grade", source_notebook.grade_cells), ("solution", source_notebook.solution_cells),
+                        ("task", source_notebook.task_cells)):
+        for cell in cells:
+            if cell.name in flags:
+                flags[cell.name][kind] = True
+                if kind in ("grade", "task"):
+                    flags[cell.name]["points"] = float(cell.max_score)
     return flags
+
+
+def _released(source: str) -> str:
+    """A test cell's source as the student received it (hidden tests removed, as nbgrader does)."""
+    cell = NotebookNode(cell_type="code", source=source, metadata={})
+    try:
+        ClearHiddenTests()._remove_hidden_test_region(cell)
+    except RuntimeError:
+        return source
+    return cell.source
 
 
 class DetectTampering(NbGraderPreprocessor):
@@ -54,64 +64,62 @@ class DetectTampering(NbGraderPreprocessor):
         findings = _findings(resources)
         seen = set()
         with Gradebook(resources["nbgrader"]["db_url"]) as gradebook:
-            source_notebook = gradebook.find_notebook(notebook, assignment)
-            known = {cell.name: cell for cell in source_notebook.source_cells}
-            graded = {cell.name for cell in source_notebook.grade_cells} | {cell.name for cell in source_notebook.task_cells}
-            for cell in nb.cells:
-                meta = cell.metadata.get("nbgrader")
-                if not meta or "grade_id" not in meta:
-                    continue
-                grade_id = meta["grade_id"]
-                if grade_id in seen:
-                    findings.append(f"cell {grade_id!r} appears more than once (duplicates ignored)")
-                    continue
-                seen.add(grade_id)
-                if grade_id not in known:
-                    findings.append(f"a cell claims the unknown id {grade_id!r} (its marks were removed)")
-                    continue
-                expected = _expected_flags(gradebook, grade_id, notebook, assignment)
-                changed = [flag for flag in ("grade", "solution", "task") if bool(meta.get(flag, False)) != expected[flag]]
-                if "points" in expected and "points" in meta:
-                    try:
-                        if float(meta["points"]) != expected["points"]:
-                            changed.append("points")
-                    except (TypeError, ValueError):
+            known = notebook_flags(gradebook, notebook, assignment)
+        graded = {name for name, flags in known.items() if flags["grade"] or flags["task"]}
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader")
+            if not meta or "grade_id" not in meta:
+                continue
+            grade_id = meta["grade_id"]
+            if grade_id in seen:
+                findings.append(f"cell {grade_id!r} appears more than once (duplicates ignored)")
+                continue
+            seen.add(grade_id)
+            if grade_id not in known:
+                findings.append(f"a cell claims the unknown id {grade_id!r} (its marks were removed)")
+                continue
+            expected = known[grade_id]
+            changed = [flag for flag in ("grade", "solution", "task") if bool(meta.get(flag, False)) != expected[flag]]
+            if "points" in expected and "points" in meta:
+                try:
+                    if float(meta["points"]) != expected["points"]:
                         changed.append("points")
-                if utils.is_locked(cell) != expected["locked"]:
-                    changed.append("locked")
-                if changed:
-                    findings.append(f"cell {grade_id!r}: changed nbgrader metadata ({', '.join(changed)}); restored")
-                if cell.cell_type != known[grade_id].cell_type:
-                    findings.append(f"cell {grade_id!r}: cell type changed; restored")
-                if expected["locked"] and cell.source != known[grade_id].source:
-                    findings.append(f"cell {grade_id!r}: read-only/test cell was edited; restored")
-            for grade_id in sorted(graded - seen):
-                findings.append(f"cell {grade_id!r} was deleted or renamed; restored from the gradebook")
+                except (TypeError, ValueError):
+                    changed.append("points")
+            if utils.is_locked(cell) != expected["locked"]:
+                changed.append("locked")
+            if changed:
+                findings.append(f"cell {grade_id!r}: changed nbgrader metadata ({', '.join(changed)}); restored")
+            if cell.cell_type != expected["cell_type"]:
+                findings.append(f"cell {grade_id!r}: cell type changed; restored")
+            if expected["locked"] and cell.source not in (expected["source"], _released(expected["source"])):
+                findings.append(f"cell {grade_id!r}: read-only/test cell was edited; restored")
+        for grade_id in sorted(graded - seen):
+            findings.append(f"cell {grade_id!r} was deleted or renamed; restored from the gradebook")
         return nb, resources
 
 
 class RestoreCellFlags(NbGraderPreprocessor):
-    """Reset the nbgrader flags of every known cell to the gradebook's (after ``OverwriteCells``)."""
+    """Reset the nbgrader flags of every known cell to the gradebook's (before ``OverwriteCells``)."""
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
         notebook, assignment = resources["nbgrader"]["notebook"], resources["nbgrader"]["assignment"]
         with Gradebook(resources["nbgrader"]["db_url"]) as gradebook:
-            for cell in nb.cells:
-                meta = cell.metadata.get("nbgrader")
-                if not meta or "grade_id" not in meta:
-                    continue
-                try:
-                    expected = _expected_flags(gradebook, meta["grade_id"], notebook, assignment)
-                except MissingEntry:
-                    continue
-                meta.update({k: v for k, v in expected.items() if k != "points"})
-                if "points" in expected:
-                    meta["points"] = expected["points"]
-                else:
-                    meta.pop("points", None)
-                if not expected["task"]:
-                    meta.pop("task", None)
-                meta["checksum"] = gradebook.find_source_cell(meta["grade_id"], notebook, assignment).checksum
+            known = notebook_flags(gradebook, notebook, assignment)
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader")
+            if not meta or meta.get("grade_id") not in known:
+                continue
+            expected = known[meta["grade_id"]]
+            meta.update({k: expected[k] for k in ("grade", "solution", "locked", "checksum")})
+            if "points" in expected:
+                meta["points"] = expected["points"]
+            else:
+                meta.pop("points", None)
+            if expected["task"]:
+                meta["task"] = True
+            else:
+                meta.pop("task", None)
         return nb, resources
 
 
@@ -156,6 +164,6 @@ class HideHiddenTests(ClearHiddenTests):
         if had_hidden and cell.cell_type == "code":
             for output in cell.get("outputs", []):
                 if output.output_type == "error":
-                    output.traceback = [f"{output.ename}: a hidden test failed"]
+                    output.traceback = [f"{output.ename} (details hidden: this cell holds hidden tests)"]
                     output.evalue = ""
         return cell, resources

@@ -16,7 +16,6 @@ result, never from what was printed.
 
 from __future__ import annotations
 
-import builtins
 import io
 import json
 import os
@@ -25,6 +24,8 @@ import signal
 import sys
 import types
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter, is_not
 
 #: Audit events that student code may never trigger while it is graded.
 DENIED_EVENTS = {
@@ -48,6 +49,20 @@ PATH_WRITE_EVENTS = {
     "shutil.rmtree", "shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.copytree", "shutil.move",
     "shutil.chown", "shutil.make_archive", "shutil.unpack_archive",
 }
+#: Packages the grader itself runs on (nbgrader, its database, its web and template stack). Tests
+#: never call them, so the guard does not watch them: each watched object costs a little on every
+#: fork (copy-on-write) and every test cell.
+GRADING_INFRASTRUCTURE = {
+    "sqlalchemy", "alembic", "mako", "nbgrader", "nbconvert", "nbformat", "nbclient", "jupyter_client",
+    "jupyter_core", "jupyter_server", "jupyter_server_terminals", "jupyterlab", "jupyterlab_server", "notebook",
+    "tornado", "zmq", "requests", "urllib3", "idna", "charset_normalizer", "certifi", "bleach", "tinycss2",
+    "webencodings", "mistune", "jinja2", "markupsafe", "jsonschema", "jsonschema_specifications", "referencing",
+    "rpds", "fastjsonschema", "rapidfuzz", "lark", "prometheus_client", "setuptools", "pkg_resources",
+    "distutils", "_distutils_hack", "yaml", "anyio", "sniffio", "websocket", "send2trash", "terminado",
+    "argon2", "overrides", "more_itertools", "pandocfilters", "defusedxml", "bs4", "soupsieve", "jupyter_events",
+    "json_logger", "pythonjsonlogger", "rfc3339_validator", "rfc3986_validator", "uri_template", "fqdn",
+    "isoduration", "arrow", "webcolors", "jsonpointer", "babel", "json5", "httpx", "httpcore", "h11",
+}
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
@@ -67,12 +82,16 @@ class Template:
     """A pre-warmed interpreter state that every submission starts from (by ``fork``)."""
 
     def __init__(self, preload_modules=()):
-        os.environ.setdefault("MPLBACKEND", "Agg")
+        os.environ["MPLBACKEND"] = "Agg"  # (a worker process of the grader: no screen)
         for name in preload_modules:
             try:
                 __import__(name)
             except Exception:  # a missing optional module is not an error of the grader
                 pass
+        if "matplotlib.pyplot" in sys.modules:  # settle its lazily chosen backend and font cache now
+            pyplot = sys.modules["matplotlib.pyplot"]
+            pyplot.figure()
+            pyplot.close("all")
         from IPython.core.interactiveshell import InteractiveShell
         from traitlets.config import Config
 
@@ -85,6 +104,16 @@ class Template:
         self.shell = InteractiveShell.instance(config=config)
         self.recorder = OutputRecorder(self.shell)
         self.guard = IntegrityGuard(self.shell)
+        self._readable: dict[tuple, list[str]] = {}
+
+    def readable_roots(self, protected: list[str]) -> list[str]:
+        """The folders a grading process may read (computed once per worker and protected set)."""
+        from . import landlock
+
+        key = tuple(protected)
+        if key not in self._readable:
+            self._readable[key] = landlock.readable_roots(protected)
+        return self._readable[key]
 
 
 class OutputRecorder:
@@ -140,8 +169,10 @@ class OutputRecorder:
         self.truncated = False
 
         def show_traceback(etype, evalue, stb):
-            recorder.add({"output_type": "error", "ename": getattr(etype, "__name__", str(etype)),
-                          "evalue": str(evalue), "traceback": list(stb)}, force=True)
+            # always kept (a failure must show), but never larger than a few screens
+            recorder.add({"output_type": "error", "ename": _clip(getattr(etype, "__name__", str(etype))),
+                          "evalue": _clip(str(evalue)), "traceback": [_clip(line) for line in list(stb)[-60:]]},
+                         force=True)
 
         self.show_traceback = show_traceback
 
@@ -185,8 +216,9 @@ class IntegrityGuard:
     def __init__(self, shell):
         self.shell = shell
         self.modules = {name: module for name, module in sys.modules.items()
-                        if isinstance(module, types.ModuleType) and name not in ("__main__", "__mp_main__")}
-        self.module_dicts = {name: dict(vars(module)) for name, module in self.modules.items()}
+                        if isinstance(module, types.ModuleType) and name not in ("__main__", "__mp_main__")
+                        and name != "sys" and name.split(".")[0] not in GRADING_INFRASTRUCTURE}
+        self.module_dicts = {name: _watched(vars(module)) for name, module in self.modules.items()}
         self.functions = {}
         self.classes = {}
         for name, module in self.modules.items():
@@ -195,24 +227,36 @@ class IntegrityGuard:
                     self.functions[id(value)] = (value, value.__code__, value.__defaults__, value.__kwdefaults__)
                 elif isinstance(value, type) and getattr(value, "__module__", None) == name \
                         and not _is_immutable_type(value):
-                    self.classes.setdefault(id(value), (value, dict(vars(value))))
+                    self.classes.setdefault(id(value), (value, _watched(vars(value))))
         shell_type = type(shell)
         for cls in shell_type.__mro__:
             if not _is_immutable_type(cls):
-                self.classes.setdefault(id(cls), (cls, dict(vars(cls))))
+                self.classes.setdefault(id(cls), (cls, _watched(vars(cls))))
+        self.function_list = [entry[0] for entry in self.functions.values()]
+        self.function_codes = [entry[1] for entry in self.functions.values()]
+        self.function_defaults = [entry[2] for entry in self.functions.values()]
+        self.function_kwdefaults = [entry[3] for entry in self.functions.values()]
         self.sys_hooks = {name: getattr(sys, name) for name in ("excepthook", "breakpointhook", "unraisablehook")}
+        # The shell's own state that changes how a cell runs or how its result is shown.
+        self.shell_parts = [shell, shell.display_formatter, *shell.display_formatter.formatters.values(),
+                            shell.input_transformer_manager, shell.compile, shell.events]
+        self.shell_state = [_snapshot_state(part) for part in self.shell_parts]
         self.instructor_names: dict[str, object] = {}
 
-    def remember_instructor_names(self, namespace):
-        """Record the modules, functions and classes an instructor cell bound."""
-        for name, value in list(namespace.items()):
-            if not name.startswith("_") and isinstance(value, (types.ModuleType, types.FunctionType, type)):
-                self.instructor_names.setdefault(name, value)
+    def remember_instructor_names(self, namespace, bound: set[str]):
+        """Record the modules, functions and classes an instructor cell bound (``bound``: its own names)."""
+        for name in bound:
+            value = namespace.get(name, _MISSING)
+            if isinstance(value, (types.ModuleType, types.FunctionType, type)):
+                self.instructor_names[name] = value
+            else:
+                self.instructor_names.pop(name, None)
 
     def rebaseline(self, recorder) -> None:
         """Accept the current state (after the grading process set itself up) as the pristine one."""
         for name, module in self.modules.items():
-            self.module_dicts[name] = dict(vars(module))
+            self.module_dicts[name] = _watched(vars(module))
+        self.shell_state = [_snapshot_state(part) for part in self.shell_parts]
         recorder.install()
 
     def restore(self, recorder) -> list[str]:
@@ -224,37 +268,42 @@ class IntegrityGuard:
             if getattr(sys, name) is not value:
                 changed.append(f"sys.{name}")
                 setattr(sys, name, value)
-        for name, module in self.modules.items():
-            if sys.modules.get(name) is not module:
-                changed.append(f"sys.modules[{name!r}]")
-                sys.modules[name] = module
+        # Each check below is a C-level identity scan (no Python loop, no __eq__ of student objects);
+        # only a namespace that differs is walked key by key.
+        module_names = list(self.modules)
+        modules = [self.modules[name] for name in module_names]
+        if any(map(is_not, map(sys.modules.get, module_names), modules)):
+            for name, module in zip(module_names, modules):
+                if sys.modules.get(name) is not module:
+                    changed.append(f"sys.modules[{name!r}]")
+                    sys.modules[name] = module
+        for name, module in zip(module_names, modules):
             current, saved = vars(module), self.module_dicts[name]
-            if len(current) != len(saved) or any(current.get(k, _MISSING) is not v for k, v in saved.items()):
+            if _differs(current, saved):
                 for key, value in saved.items():
                     if current.get(key, _MISSING) is not value:
-                        if not (name == "sys" or key.startswith("__")):
-                            changed.append(f"{name}.{key}")
+                        changed.append(f"{name}.{key}")
                         current[key] = value
-        for function, code, defaults, kwdefaults in self.functions.values():
-            if function.__code__ is not code or function.__defaults__ is not defaults \
-                    or function.__kwdefaults__ is not kwdefaults:
-                changed.append(f"{function.__module__}.{function.__qualname__} (code)")
-                function.__code__, function.__defaults__, function.__kwdefaults__ = code, defaults, kwdefaults
+        functions = self.function_list
+        if any(map(is_not, map(_CODE, functions), self.function_codes)) \
+                or any(map(is_not, map(_DEFAULTS, functions), self.function_defaults)) \
+                or any(map(is_not, map(_KWDEFAULTS, functions), self.function_kwdefaults)):
+            for function, code, defaults, kwdefaults in self.functions.values():
+                if function.__code__ is not code or function.__defaults__ is not defaults \
+                        or function.__kwdefaults__ is not kwdefaults:
+                    changed.append(f"{function.__module__}.{function.__qualname__} (code)")
+                    function.__code__, function.__defaults__, function.__kwdefaults__ = code, defaults, kwdefaults
         for cls, saved in self.classes.values():
             current = vars(cls)
+            if not _differs(current, saved):
+                continue
             for key, value in saved.items():
-                if current.get(key, _MISSING) is not value and key not in ("__dict__", "__weakref__", "__doc__"):
+                if current.get(key, _MISSING) is not value:
                     try:
                         setattr(cls, key, value)
                         changed.append(f"{cls.__module__}.{cls.__qualname__}.{key}")
                     except (AttributeError, TypeError):
                         pass
-            for key in [k for k in current if k not in saved]:
-                try:
-                    delattr(cls, key)
-                    changed.append(f"{cls.__module__}.{cls.__qualname__}.{key} (added)")
-                except (AttributeError, TypeError):
-                    pass
         installed = {"_showtraceback": recorder.show_traceback}
         for key in [k for k in vars(self.shell) if k in _SHELL_METHODS]:
             if vars(self.shell)[key] is not installed.get(key):
@@ -263,6 +312,8 @@ class IntegrityGuard:
         if self.shell.displayhook is not recorder.displayhook or self.shell.display_pub is not recorder.display_pub \
                 or self.shell.display_trap.hook is not recorder.displayhook:
             changed.append("shell display hooks")
+        for part, state in zip(self.shell_parts, self.shell_state):
+            changed += _restore_state(part, state)
         namespace = self.shell.user_ns
         for name, value in self.instructor_names.items():
             if namespace.get(name, _MISSING) is not value:
@@ -273,6 +324,97 @@ class IntegrityGuard:
 
 
 _MISSING = object()
+_CODE, _DEFAULTS, _KWDEFAULTS = (attrgetter(name) for name in ("__code__", "__defaults__", "__kwdefaults__"))
+
+
+def _differs(current, saved: dict) -> bool:
+    """Whether any saved entry is no longer the very same object in ``current`` (a C-level scan)."""
+    return any(map(is_not, map(current.get, saved.keys(), repeat(_MISSING)), saved.values()))
+_UNWATCHED = {"__doc__", "__dict__", "__weakref__", "__annotations__", "__file__", "__cached__", "__spec__",
+              "__loader__", "__path__", "__package__", "__name__", "__qualname__", "__module__", "__slotnames__",
+              "__abstractmethods__", "__parameters__", "__orig_bases__"}
+
+
+def _watched(namespace) -> dict:
+    """The entries of a module's or class's namespace the guard keeps: public names and dunder hooks.
+
+    Single-underscore names are a library's private state (caches, lazily chosen backends, a
+    default dtype set with ``set_default_dtype``); they stay as the notebook left them, as in a
+    plain kernel.
+    """
+    return {key: value for key, value in namespace.items()
+            if key not in _UNWATCHED and (not key.startswith("_") or (key.startswith("__") and key.endswith("__")))}
+_STATE_SKIP = {"user_ns", "user_module", "user_global_ns", "user_ns_hidden", "execution_count", "last_execution_result",
+               "last_execution_succeeded", "_last_traceback", "displayhook", "display_pub", "display_trap",
+               "_showtraceback", "_filename_map", "_main_mod_cache", "history_manager", "_orig_sys_module_state",
+               "_orig_sys_modules_main_name", "_orig_sys_modules_main_mod", "builtin_trap", "_cached_hashes",
+               "db", "tempfiles", "tempdirs", "_trait_notifiers", "_cross_validation_lock", "_trait_validators",
+               "_last_input_line", "_reply_content", "_user_main_module", "starting_dir", "dir_stack"}
+
+
+def _state_items(obj):
+    items = dict(vars(obj))
+    if hasattr(obj, "trait_names"):
+        for name in obj.trait_names():  # reading a trait materialises a lazily created default
+            if name not in _STATE_SKIP and "user_" not in name:
+                try:
+                    getattr(obj, name)
+                except Exception:
+                    pass
+    items.update(getattr(obj, "_trait_values", {}))
+    return {k: v for k, v in items.items()
+            if k not in _STATE_SKIP and k not in ("_trait_values", "flags") and "user_" not in k and not k.startswith("_user")}
+
+
+def _copy_contents(value):
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, dict):
+        return {k: (v, list(v) if isinstance(v, list) else None) for k, v in value.items()}
+    return None
+
+
+def _snapshot_state(obj):
+    """Each attribute of ``obj``, with a copy of its contents when it is a list or dict."""
+    return {key: (value, _copy_contents(value)) for key, value in _state_items(obj).items()}
+
+
+def _restore_state(obj, snapshot) -> list[str]:
+    """Put ``obj``'s attributes back; name those whose values were replaced or edited.
+
+    Keys a dict gained or lost are put back silently: IPython itself moves lazily registered
+    printers between its formatter's dicts.
+    """
+    changed = []
+    traits = getattr(obj, "_trait_values", None)
+    current = _state_items(obj)
+    label = type(obj).__name__
+    for key, (value, contents) in snapshot.items():
+        if current.get(key, _MISSING) is not value:
+            changed.append(f"{label}.{key}")
+            if traits is not None and key in traits:
+                traits[key] = value
+            else:
+                vars(obj)[key] = value
+        if isinstance(value, list):
+            if len(value) != len(contents) or any(a is not b for a, b in zip(value, contents)):
+                changed.append(f"{label}.{key}")
+                value[:] = contents
+        elif isinstance(value, dict):
+            edited = False
+            for k, (item, items) in contents.items():
+                now = value.get(k, _MISSING)
+                if now is not _MISSING and now is not item:
+                    edited = True
+                if isinstance(item, list) and (len(item) != len(items) or any(a is not b for a, b in zip(item, items))):
+                    edited = True
+                    item[:] = items
+            if edited:
+                changed.append(f"{label}.{key}")
+            if edited or len(value) != len(contents) or any(value.get(k, _MISSING) is not v for k, (v, _) in contents.items()):
+                value.clear()
+                value.update({k: v for k, (v, _) in contents.items()})
+    return changed
 _SHELL_METHODS = {"run_cell", "_run_cell", "run_cell_async", "run_ast_nodes", "run_code", "showtraceback",
                   "showsyntaxerror", "_showtraceback", "get_exception_only", "excepthook", "transform_cell",
                   "should_run_async", "ex", "ev"}
@@ -349,7 +491,8 @@ class AuditHook:
         writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
             isinstance(flags, int) and flags & _WRITE_FLAGS)
         if self._inside(resolved, self.protected):
-            return "reading instructor or other students' files"
+            return ("writing to instructor or other students' files" if writing
+                    else "reading instructor or other students' files")
         if resolved.startswith("/proc/") and not resolved.startswith(f"/proc/{os.getpid()}/") \
                 and resolved.split("/")[2].isdigit():
             return "reading another process"
@@ -378,10 +521,34 @@ class AuditHook:
         frame = sys._getframe(2)
         while frame is not None:
             filename = frame.f_code.co_filename
-            if filename not in self.trusted_filenames and (filename.startswith("<") or not os.path.isabs(filename)):
+            if filename not in self.trusted_filenames and not filename.startswith("<frozen ") \
+                    and (filename.startswith("<") or not os.path.isabs(filename)):
                 return True
             frame = frame.f_back
         return False
+
+
+def bound_names(shell, source: str) -> set[str]:
+    """The names a cell's own code binds (assignments, imports, definitions)."""
+    import ast
+
+    try:
+        tree = ast.parse(shell.transform_cell(source))
+    except Exception:
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return names
+
+
+def _clip(text: str, limit: int = 4000) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} characters dropped]"
 
 
 def _describe(args):
@@ -442,6 +609,11 @@ def run_submission(template: Template, cells: list[dict], policy: SandboxPolicy,
         guard.modules.pop(name, None)
     guard.rebaseline(recorder)
     apply_limits(policy)
+    from . import landlock
+
+    protected = [os.path.realpath(p) for p in policy.protected_paths]
+    isolated = landlock.restrict_process(template.readable_roots(protected), [os.path.realpath(policy.scratch_dir)])
+    send({"kernel_isolation": isolated})
     sys.addaudithook(hook)
     hook.active = True
     compiler = shell.compile
@@ -465,17 +637,44 @@ def run_submission(template: Template, cells: list[dict], policy: SandboxPolicy,
             recorder.begin()
             denials_before = len(hook.denials)
             known_files = set(compiler._filename_map)
+            if cell["trusted"]:  # the name IPython will compile this cell under, trusted while it runs
+                try:
+                    from IPython.core.compilerop import code_name
+
+                    trusted_filenames.add(code_name(shell.transform_cell(cell["source"]), shell.execution_count))
+                except Exception:
+                    pass
             result = shell.run_cell(cell["source"], store_history=True, silent=False)
-            if cell["trusted"]:
-                trusted_filenames.update(set(compiler._filename_map) - known_files)
-                guard.remember_instructor_names(shell.user_ns)
+            if not hook.active or hook._busy:
+                findings.append("student code switched off the audit hook (switched back on)")
+                hook.active, hook._busy = True, False
             error = result.error_before_exec or result.error_in_exec
             outputs = recorder.outputs
+            if cell["trusted"]:
+                trusted_filenames.update(set(compiler._filename_map) - known_files)
+                guard.remember_instructor_names(shell.user_ns, bound_names(shell, cell["source"]))
+            if cell.get("test"):
+                # student code the test called may have changed the machinery for the test's later lines
+                hook.active = False
+                try:
+                    changed = guard.restore(recorder)
+                finally:
+                    hook.active = True
+                if changed:
+                    findings.append("student code changed the test machinery while this test ran; test failed: "
+                                    + ", ".join(sorted(set(changed))[:12]))
+                    outputs.append({"output_type": "error", "ename": "TamperingDetected",
+                                    "evalue": "student code changed the test machinery while this test ran",
+                                    "traceback": ["TamperingDetected: student code changed the test machinery "
+                                                  "while this test ran"]})
+                    error = error or RuntimeError("tampering detected")
             if error is not None and not any(o.get("output_type") == "error" for o in outputs):
                 findings.append("the error report of a failing cell was suppressed")
-                outputs.append({"output_type": "error", "ename": type(error).__name__, "evalue": str(error),
-                                "traceback": [f"{type(error).__name__}: {error}"]})
+                outputs.append({"output_type": "error", "ename": type(error).__name__, "evalue": _clip(str(error)),
+                                "traceback": [_clip(f"{type(error).__name__}: {error}")]})
             findings.extend(f"denied: {d}" for d in hook.denials[denials_before:])
+            if isinstance(error, MemoryError):
+                findings.append(f"ran out of memory (cap {policy.memory_limit_mb} MiB)")
             if recorder.truncated:
                 findings.append("output over the limit was dropped")
                 recorder.truncated = False

@@ -15,12 +15,12 @@ class KitGrade(Configurable):
     output_limit_bytes = Integer(200_000, help="Output kept per notebook; the rest is dropped.").tag(config=True)
     file_size_limit_mb = Integer(64, help="Largest file student code may write, in MiB.").tag(config=True)
     preload_modules = List(
-        Unicode(), ["numpy", "numpy.testing", "math", "unittest"],
+        Unicode(), ["numpy", "numpy.testing", "math", "unittest", "matplotlib.pyplot", "autograd_core"],
         help="Modules imported once per worker before any submission; they are guarded against tampering.",
     ).tag(config=True)
-    lms_filename_regexp = Unicode(
-        r"^(?:(?P<student_id>[^/_]+)/)?(?(student_id)|(?P<student_id_flat>[^/_]+)_(?:\d+_)*)(?P<file_id>[^/]+)$",
-        help="How `collect --from` reads student ids from LMS download names.",
+    protected_paths = List(
+        Unicode(), [],
+        help="Folders (besides the course) student code may never read or write: exercises with solutions, the exchange.",
     ).tag(config=True)
     hide_hidden_tests_in_feedback = Bool(False, help="Default of `feedback --hide-hidden-tests`.").tag(config=True)
 

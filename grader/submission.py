@@ -30,7 +30,7 @@ def read_notebook_strictly(path: Path):
     if major != 4:
         return None, f"wrong notebook format (nbformat {major!r}, expected 4)"
     try:
-        notebook = nbformat.from_dict(data)
+        notebook = nbformat.reads(raw.decode("utf-8"), as_version=4)
         nbformat.validate(notebook)
     except Exception as error:  # nbformat raises several kinds here
         return None, f"invalid nbformat 4 notebook ({type(error).__name__}: {str(error).splitlines()[0][:100]})"

@@ -1,0 +1,130 @@
+"""Autograde the same N simulated submissions with ``kitgrade`` and with plain ``nbgrader autograde``.
+
+    .venv/bin/python benchmarks/bench_grading.py [--n 16] [--repeats 3] [--workers 0]
+
+Both run in one invocation on identical copies of one course (the sample assignment of the tests,
+or ``--exercises DIR --assignment NAME``). The submissions are honest ones (full, partial, blank
+answers in rotation). Prints each tool's median wall time, the throughput ratio, and whether the
+two gave every student the same score.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import nbformat  # noqa: E402
+from nbgrader.api import Gradebook  # noqa: E402
+
+from grader.autograde import autograde  # noqa: E402
+from grader.course import Course, init_course  # noqa: E402
+from grader.release import generate_release  # noqa: E402
+
+
+def make_submissions(course: Course, assignment: str, n: int) -> list[str]:
+    """N students handing in the solution, a partial answer or the blank release, in turn."""
+    from grader_fixtures import cases
+
+    source = nbformat.read(course.source_notebooks(assignment)[0], as_version=4)
+    release = nbformat.read(course.path("release", assignment, course.source_notebooks(assignment)[0].name), as_version=4)
+    builders = [cases.solution, cases.partial, cases.blank] if assignment == "sample_ex" else None
+    students = []
+    for i in range(n):
+        student = f"student{i:03d}"
+        folder = course.path("submitted", student, assignment)
+        folder.mkdir(parents=True)
+        nb = builders[i % 3](source, release) if builders else (source if i % 2 == 0 else release)
+        nbformat.write(nb, folder / course.source_notebooks(assignment)[0].name)
+        students.append(student)
+    return students
+
+
+def scores(course_root: Path, assignment: str, course_id: str, students: list[str]) -> dict[str, float]:
+    with Gradebook(f"sqlite:///{course_root / 'gradebook.db'}", course_id) as gradebook:
+        return {s: gradebook.find_submission(assignment, s).score for s in students}
+
+
+def fresh_copy(template: Path, target: Path) -> Path:
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(template, target)
+    config = target / "nbgrader_config.py"
+    config.write_text(config.read_text().replace("here = os.path.dirname(os.path.abspath(__file__))", f"here = {str(target)!r}"))
+    return target
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of every finished child (workers, kernels, nbgrader)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def run_plain(course_root: Path, assignment: str) -> tuple[float, float]:
+    bin_dir = Path(sys.executable).parent
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    start, cpu = time.perf_counter(), cpu_seconds()
+    subprocess.run([str(bin_dir / "nbgrader"), "autograde", assignment, "--force"], cwd=course_root, env=env,
+                   check=True, capture_output=True)
+    return time.perf_counter() - start, cpu_seconds() - cpu
+
+
+def run_kit(course_root: Path, assignment: str, workers: int) -> tuple[float, float]:
+    start, cpu = time.perf_counter(), cpu_seconds()
+    autograde(Course(course_root), assignment, workers=workers or None, progress=False)
+    return time.perf_counter() - start, cpu_seconds() - cpu
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, default=16, help="submissions")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=0, help="kit workers (0: one per core)")
+    parser.add_argument("--exercises", default=str(ROOT / "tests" / "grader_fixtures" / "exercises"))
+    parser.add_argument("--assignment", default="sample_ex")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
+        template = Path(tmp, "template")
+        course = init_course(template, "bench", Path(args.exercises))
+        generate_release(course, args.assignment)
+        students = make_submissions(course, args.assignment, args.n)
+        plain_runs, kit_runs, plain_scores, kit_scores = [], [], None, None
+        for _ in range(args.repeats):
+            plain_root = fresh_copy(template, Path(tmp, "plain"))
+            plain_runs.append(run_plain(plain_root, args.assignment))
+            plain_scores = scores(plain_root, args.assignment, "bench", students)
+            kit_root = fresh_copy(template, Path(tmp, "kit"))
+            kit_runs.append(run_kit(kit_root, args.assignment, args.workers))
+            kit_scores = scores(kit_root, args.assignment, "bench", students)
+        plain, kit = (statistics.median(t for t, _ in runs) for runs in (plain_runs, kit_runs))
+        plain_cpu, kit_cpu = (statistics.median(c for _, c in runs) for runs in (plain_runs, kit_runs))
+        print(f"{args.n} submissions of {args.assignment!r}, {args.repeats} repeats, {os.cpu_count()} CPU(s), "
+              f"load average {os.getloadavg()[0]:.1f}")
+        print(f"plain nbgrader autograde: median {plain:6.2f} s  ({args.n / plain:5.2f} submissions/s), "
+              f"CPU {plain_cpu / args.n:.2f} s per submission")
+        print(f"kitgrade autograde:       median {kit:6.2f} s  ({args.n / kit:5.2f} submissions/s), "
+              f"CPU {kit_cpu / args.n:.2f} s per submission")
+        print(f"throughput ratio (kit / plain): {plain / kit:.2f}x")
+        same = plain_scores == kit_scores
+        print(f"identical grades: {'yes' if same else 'NO'}")
+        if not same:
+            for student in students:
+                if plain_scores[student] != kit_scores[student]:
+                    print(f"  {student}: plain {plain_scores[student]} kit {kit_scores[student]}")
+        return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,278 @@
+"""Autograde a class: stage, execute in parallel sandboxes, then let nbgrader's ``Autograde`` grade.
+
+1. **Stage** each submission (``submission.stage_submission``): a checked copy in nbgrader's layout
+   under ``.kitgrade/staged``; the submitted files are only read.
+2. **Execute** every staged notebook in worker processes (one per core by default). A worker runs
+   nbgrader's own sanitizing preprocessors (plus the kit's ``DetectTampering``/``RestoreCellFlags``),
+   then the sandboxed executor, and stores the outputs in an execution record.
+3. **Grade** with nbgrader's ``Autograde`` converter over the staged copies, its ``Execute`` step
+   replaced by ``ReplayExecution``: nbgrader writes ``autograded/`` and the gradebook as usual.
+   Each student is graded as soon as their notebooks have run, while the workers go on.
+4. **Report** each student's score and every reason in ``reports/<assignment>.csv``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import multiprocessing
+import sys
+import shutil
+import tempfile
+import warnings
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from nbgrader import utils as nbgrader_utils
+from nbgrader.api import Gradebook, MissingEntry
+from traitlets.config import Config
+
+from .course import KIT_DIR, Course, ensure_nbgrader_tools_on_path
+from .executor import execute_notebook
+from .preprocessors import FINDINGS, DetectTampering, ReplayExecution, RestoreCellFlags
+from .progress import ProgressBar
+from .sandbox import SandboxPolicy, Template
+from .settings import default_workers
+from .submission import grade_ids, stage_submission
+
+STAGED = f"{KIT_DIR}/staged"
+
+
+def sanitize_preprocessors(in_worker: bool = True):
+    """nbgrader's sanitizing chain, with the kit's tamper detection before ``OverwriteCells``.
+
+    The workers run all of it. The grading pass that follows (``Autograde`` over the same staged
+    notebook) skips the two steps that only inspect, as the worker already ran them on the very
+    same notebook: ``DetectTampering`` (its findings are in the report) and nbgrader's
+    ``CheckCellMetadata`` (a notebook that fails it gets no execution record, so every cell of it
+    scores zero, with the reason in the report, instead of the student getting no grade at all).
+    """
+    from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, DeduplicateIds, OverwriteCells, OverwriteKernelspec
+
+    if in_worker:
+        return [ClearOutput, DeduplicateIds, OverwriteKernelspec, DetectTampering, RestoreCellFlags, OverwriteCells,
+                CheckCellMetadata]
+    return [ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreCellFlags, OverwriteCells]
+
+
+def autograde_preprocessors():
+    """nbgrader's autograding chain with ``Execute`` replaced by the kit's ``ReplayExecution``.
+
+    (Its final ``CheckCellMetadata`` is left out for the reason given in ``sanitize_preprocessors``:
+    nothing between the worker's check and here changes cell metadata.)
+    """
+    from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbgrader.preprocessors import AssignLatePenalties, IgnorePattern, LimitOutput, SaveAutoGrades
+
+    return [ReplayExecution, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties]
+
+
+@dataclass
+class StudentResult:
+    """One student's outcome in an autograde run."""
+
+    student: str
+    score: float = 0.0
+    max_score: float = 0.0
+    reasons: list[str] = field(default_factory=list)
+
+
+# ---- the worker side ---------------------------------------------------------------------------
+_WORKER: dict = {}
+
+
+def _init_worker(config: Config, preload: list[str]) -> None:
+    _WORKER["config"] = config
+    _WORKER["template"] = Template(preload)
+
+
+def sanitize(nb, config: Config, db_url: str, assignment: str, notebook: str, student: str = "."):
+    """Run nbgrader's sanitizing chain on ``nb``; return it with the findings of the kit's checks."""
+    resources = {"nbgrader": {"notebook": notebook, "assignment": assignment, "student": student, "db_url": db_url},
+                 "unique_key": notebook}
+    nb = copy.deepcopy(nb)
+    for preprocessor in sanitize_preprocessors():  # as nbconvert's exporter applies them
+        nb, resources = preprocessor(config=config, enabled=True)(nb, resources)
+    return nb, list(resources.get(FINDINGS, []))
+
+
+def keep_warnings_harmless(nb) -> list[str]:
+    """Stray stderr (warnings) in a test cell that raised no error must not fail it (nbgrader would)."""
+    notes = []
+    for cell in nb.cells:
+        if cell.cell_type == "code" and nbgrader_utils.is_grade(cell) and not nbgrader_utils.is_solution(cell):
+            if any(o.output_type == "error" for o in cell.outputs):
+                continue
+            for output in cell.outputs:
+                if output.output_type == "stream" and output.name == "stderr":
+                    output.name = "stdout"
+                    notes.append(f"cell {cell.metadata.nbgrader['grade_id']!r}: stderr output (warnings) kept, not counted as a failure")
+    return notes
+
+
+def execute_submission_notebook(task: dict) -> dict:
+    """Worker task: sanitize, execute and record one staged notebook. Returns its findings."""
+    config, template = _WORKER["config"], _WORKER["template"]
+    nb = nbformat.read(task["path"], as_version=4)
+    try:
+        nb, findings = sanitize(nb, config, task["db_url"], task["assignment"], task["notebook"], task["student"])
+    except Exception as error:  # e.g. nbgrader's metadata validation: no record, so every cell scores 0
+        return {"student": task["student"], "notebook": task["notebook"], "kernel_isolation": True,
+                "findings": [f"not gradable: nbgrader could not sanitize it ({type(error).__name__}: {error})"]}
+    scratch = tempfile.mkdtemp(prefix="kitgrade-")
+    try:
+        for data_file in task["data_files"]:
+            target = Path(scratch, data_file["relative"])
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(data_file["path"], target)
+        policy = SandboxPolicy(scratch_dir=scratch, **task["policy"])
+        report = execute_notebook(template, nb, policy, task["timeout"])
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    findings += report.findings
+    findings += keep_warnings_harmless(nb)
+    record = {"sources": [cell.source for cell in nb.cells],
+              "cells": [{"outputs": cell.get("outputs", []), "execution_count": cell.get("execution_count")}
+                        for cell in nb.cells]}
+    Path(task["record"]).parent.mkdir(parents=True, exist_ok=True)
+    with open(task["record"], "w", encoding="utf-8") as handle:
+        json.dump(record, handle)
+    return {"student": task["student"], "notebook": task["notebook"], "findings": findings,
+            "kernel_isolation": report.kernel_isolation}
+
+
+# ---- the instructor side -----------------------------------------------------------------------
+def submitted_students(course: Course, assignment: str) -> list[str]:
+    submitted = course.path("submitted")
+    if not submitted.exists():
+        return []
+    return sorted(p.name for p in submitted.iterdir() if (p / assignment).is_dir())
+
+
+def autograde(course: Course, assignment: str, students: list[str] | None = None, workers: int | None = None,
+              progress: bool = True, log_level: str = "ERROR") -> dict[str, StudentResult]:
+    """Grade every submission of ``assignment``; return each student's result (also written to reports/)."""
+    ensure_nbgrader_tools_on_path()
+    settings = course.settings()
+    config = course.config()
+    students = students or submitted_students(course, assignment)
+    workers = workers or settings.workers or default_workers()
+    results = {student: StudentResult(student) for student in students}
+    run_dir = course.path(KIT_DIR, "runs")
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True)
+
+    # 1. stage
+    expected = {}
+    for source in course.source_notebooks(assignment):
+        expected[source.stem] = grade_ids(nbformat.read(source, as_version=4))
+    for old in course.path(STAGED).glob(f"*/{assignment}"):
+        shutil.rmtree(old)
+    tasks = []
+    gradebook_copy = run_dir / "gradebook.db"
+    shutil.copy(course.gradebook_path, gradebook_copy)
+    policy = {"protected_paths": course.protected_paths(), **course.policy(assignment),
+              "memory_limit_mb": settings.memory_limit_mb, "file_size_limit_mb": settings.file_size_limit_mb,
+              "output_limit_bytes": settings.output_limit_bytes}
+    source_dir = course.path("source", assignment)
+    data_files = [{"path": str(p), "relative": str(p.relative_to(source_dir))} for p in source_dir.rglob("*")
+                  if p.is_file() and p.suffix != ".ipynb" and ".ipynb_checkpoints" not in p.parts]
+    for student in students:
+        staged = course.path(STAGED, student, assignment)
+        results[student].reasons += stage_submission(course.path("submitted", student, assignment), staged, expected)
+        for notebook in sorted(staged.glob("*.ipynb")):
+            tasks.append({"student": student, "assignment": assignment, "notebook": notebook.stem,
+                          "path": str(notebook), "db_url": f"sqlite:///{gradebook_copy}",
+                          "record": str(run_dir / assignment / student / f"{notebook.stem}.json"),
+                          "policy": policy, "timeout": settings.cell_timeout, "data_files": data_files})
+
+    # 2. execute in parallel; 3. as soon as all of a student's notebooks ran, nbgrader grades them
+    # (in this process, while the workers go on with the next submissions)
+    bar = ProgressBar(len(tasks), "graded", enabled=progress)
+    pending = {student: 0 for student in students}
+    for task in tasks:
+        pending[task["student"]] += 1
+    context = multiprocessing.get_context("fork")
+    without_landlock = 0
+    with ProcessPoolExecutor(max_workers=max(1, min(workers, len(tasks) or 1)), mp_context=context,
+                             initializer=_init_worker, initargs=(config, list(settings.preload_modules))) as pool:
+        futures = {pool.submit(execute_submission_notebook, task): task for task in tasks}
+        for future in as_completed(futures):
+            task = futures[future]
+            try:
+                outcome = future.result()
+                results[outcome["student"]].reasons += [f"{outcome['notebook']}: {f}" for f in outcome["findings"]]
+                without_landlock += not outcome["kernel_isolation"]
+            except Exception as error:  # a fault of the grader: reported, the class goes on
+                results[task["student"]].reasons.append(f"{task['notebook']}: grader fault ({error!r})")
+            pending[task["student"]] -= 1
+            if pending[task["student"]] == 0:
+                try:
+                    grade_with_nbgrader(course, assignment, [task["student"]], run_dir, log_level)
+                except Exception as error:  # reported; the class goes on
+                    results[task["student"]].reasons.append(f"nbgrader could not grade this submission ({error!r})")
+            bar.advance()
+    bar.close()
+    if without_landlock:
+        print(f"note: Landlock is not available here; {without_landlock} notebook(s) ran with the audit hook as "
+              "their only file isolation (see docs/threat-model.md)", file=sys.stderr)
+
+    # students with nothing gradable still get their zero, as nbgrader gives a missing notebook
+    score_missing_as_zero(course, assignment, students)
+
+    # 4. report
+    from .report import collect_scores, write_report
+
+    collect_scores(course, assignment, results)
+    write_report(course, assignment, results)
+    return results
+
+
+def grade_with_nbgrader(course: Course, assignment: str, students: list[str], run_dir: Path, log_level: str) -> None:
+    """Run nbgrader's ``Autograde`` converter over the staged copies, replaying the recorded outputs."""
+    if not students:
+        return
+    from nbgrader.converters import Autograde
+    from nbgrader.converters.base import NbGraderException
+
+    config = course.config()
+    config.merge(Config({
+        "Autograde": {"sanitize_preprocessors": sanitize_preprocessors(in_worker=False),
+                      "autograde_preprocessors": autograde_preprocessors(), "create_student": True},
+        "ReplayExecution": {"run_directory": str(run_dir)},
+        "BaseConverter": {"force": True},
+    }))
+    # one student, or every staged one (the staged copies are exactly this run's submissions)
+    student_id = students[0] if len(students) == 1 else "*"
+    coursedir = course.coursedir(assignment_id=assignment, student_id=student_id, submitted_directory=STAGED)
+    converter = Autograde(coursedir=coursedir, config=config)
+    converter.log.setLevel(log_level)
+    converter.force = True
+    try:
+        with warnings.catch_warnings():  # nbgrader's own SQLAlchemy session warnings are not ours to show
+            warnings.simplefilter("ignore")
+            converter.start()
+    except NbGraderException as error:
+        converter.log.error("nbgrader reported failures: %s", error)
+
+
+def score_missing_as_zero(course: Course, assignment: str, students: list[str]) -> None:
+    """Give a zero to every student whose submission had no gradable notebook."""
+    with warnings.catch_warnings(), Gradebook(course.db_url, course.course_id) as gradebook:
+        for student in students:
+            try:
+                gradebook.find_submission(assignment, student)
+                continue
+            except MissingEntry:
+                pass
+            warnings.simplefilter("ignore")
+            gradebook.update_or_create_student(student)
+            submission = gradebook.update_or_create_submission(assignment, student)
+            for notebook in submission.notebooks:
+                for grade in notebook.grades:
+                    grade.auto_score = 0
+                    grade.needs_manual_grade = False
+            gradebook.db.commit()

@@ -1,0 +1,37 @@
+"""``check``: a student runs the tests of one notebook on their own machine and sees every result."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .local_grading import LocalGrader
+from .submission import read_notebook_strictly
+
+
+def check_notebook(path: Path, timeout: float = 30.0, out=print) -> int:
+    """Execute ``path`` in a sandbox, print one line per test cell and the total; 0 if all pass.
+
+    Only the tests in the notebook run (a released notebook holds the visible ones; hidden tests
+    run when the instructor grades). The notebook file is not changed.
+    """
+    nb, reason = read_notebook_strictly(Path(path))
+    if reason:
+        out(f"{path}: {reason}")
+        return 2
+    policy = json.loads(json.dumps(nb.metadata.get("kitgrade", {})))
+    options = {"protected_paths": [], "forbidden_imports": policy.get("forbidden_imports", [])}
+    with LocalGrader() as grader:
+        _, result = grader.execute_and_score(nb, options, timeout, data_dir=Path(path).resolve().parent)
+    if not result.tests:
+        out(f"{path}: no autograded tests found")
+        return 2
+    width = max(len(t.grade_id) for t in result.tests)
+    for test in result.tests:
+        status = "PASS" if test.passed else ("PARTIAL" if test.score > 0 else "FAIL")
+        detail = f"  {test.error}" if test.error else ""
+        out(f"{status:<7} {test.grade_id:<{width}}  {test.score:g}/{test.max_score:g}{detail}")
+    for finding in result.findings:
+        out(f"note: {finding}")
+    out(f"total: {result.score:g}/{result.max_score:g} (visible tests; hidden tests run when your instructor grades)")
+    return 0 if all(t.passed for t in result.tests) else 1

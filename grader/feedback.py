@@ -1,0 +1,51 @@
+"""``feedback``: nbgrader's HTML feedback per student, optionally without the hidden tests."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from traitlets.config import Config
+
+from .course import Course, ensure_nbgrader_tools_on_path
+from .preprocessors import HideHiddenTests
+
+
+def generate_feedback(course: Course, assignment: str, hide_hidden_tests: bool = False,
+                      log_level: str = "ERROR") -> list[Path]:
+    """Run nbgrader's ``GenerateFeedback`` converter for every autograded student."""
+    ensure_nbgrader_tools_on_path()
+    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+    from nbgrader.converters import GenerateFeedback
+    from nbgrader.preprocessors import GetGrades
+
+    config = course.config()
+    preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor]
+    if hide_hidden_tests:
+        preprocessors.insert(0, HideHiddenTests)
+    config.merge(Config({"GenerateFeedback": {"preprocessors": preprocessors}, "BaseConverter": {"force": True}}))
+    coursedir = course.coursedir(assignment_id=assignment, student_id="*")
+    converter = GenerateFeedback(coursedir=coursedir, config=config)
+    converter.log.setLevel(log_level)
+    converter.force = True
+    converter.start()
+    write_ungraded_notices(course, assignment)
+    return sorted(course.path("feedback").glob(f"*/{assignment}/*.html"))
+
+
+def write_ungraded_notices(course: Course, assignment: str) -> None:
+    """A short HTML page for each student with nothing gradable (no notebook nbgrader could read)."""
+    report_path = course.path("reports", f"{assignment}.json")
+    if not report_path.exists():
+        return
+    for student, result in json.loads(report_path.read_text()).items():
+        folder = course.path("feedback", student, assignment)
+        if list(folder.glob("*.html")) or list(course.path("autograded", student, assignment).glob("*.ipynb")):
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        items = "".join(f"<li>{html.escape(reason)}</li>" for reason in result["reasons"])
+        (folder / "not_graded.html").write_text(
+            f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(assignment)}</title></head><body>"
+            f"<h1>{html.escape(assignment)}: {result['score']:g} / {result['max_score']:g}</h1>"
+            f"<p>Your submission could not be graded:</p><ul>{items}</ul></body></html>", encoding="utf-8")
