@@ -28,7 +28,7 @@ class LocalGrader:
         self.pool = None
 
     def __enter__(self) -> "LocalGrader":
-        self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"),
+        self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("forkserver"),
                                         initializer=_init_local_worker, initargs=(self.preload,))
         return self
 

@@ -438,6 +438,9 @@ class AuditHook:
         self.denials: list[str] = []
         self.active = False
         self._busy = False
+        # The grader's own frames (whatever started this process, down to run_submission) are
+        # not student code, even where their file name looks like one ("<string>" under -c).
+        self.grader_frames = set()
 
     def forbidden_package_dirs(self):
         """The folders of forbidden packages (so they cannot be loaded by path either)."""
@@ -519,7 +522,7 @@ class AuditHook:
 
     def _student_on_stack(self) -> bool:
         frame = sys._getframe(2)
-        while frame is not None:
+        while frame is not None and frame not in self.grader_frames:
             filename = frame.f_code.co_filename
             if filename not in self.trusted_filenames and not filename.startswith("<frozen ") \
                     and (filename.startswith("<") or not os.path.isabs(filename)):
@@ -602,6 +605,10 @@ def run_submission(template: Template, cells: list[dict], policy: SandboxPolicy,
     recorder.budget = policy.output_limit_bytes
     trusted_filenames: set[str] = set()
     hook = AuditHook(policy, trusted_filenames)
+    frame = sys._getframe()
+    while frame is not None:
+        hook.grader_frames.add(frame)
+        frame = frame.f_back
     hook.forbidden_package_dirs()
     forbidden_modules = [name for name in sys.modules if name.split(".")[0] in hook.forbidden]
     for name in forbidden_modules:
