@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 TORCH  := torch==2.13.0
 
-.PHONY: lab test setup setup-test clean
+.PHONY: lab lab-check test setup setup-test browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,11 +23,34 @@ $(VENV)/.torch: | $(BIN)/python
 setup: $(VENV)/.installed
 setup-test: $(VENV)/.installed $(VENV)/.torch
 
-lab: setup
-	$(BIN)/jupyter lab notebooks/
+# JupyterLab 4 on the course: prints the URL and opens a browser where there is one. As root
+# (a container) JupyterLab needs --allow-root. lab-check: the widget and nbgrader extensions
+# the course uses are installed and enabled (scripts/lab.py says how to fix it if not).
+AS_ROOT  := $(filter 0,$(shell id -u))
+LAB_ARGS := $(if $(AS_ROOT),--allow-root)
+lab: setup lab-check
+	$(BIN)/jupyter lab notebooks/ $(LAB_ARGS)
+
+lab-check: setup
+	@$(BIN)/python scripts/lab.py --check
 
 test: setup-test
 	$(BIN)/python -m pytest
+
+# The browser test's Chromium and a font with Chinese glyphs, from the Debian/Ubuntu packages
+# (Playwright's own browser download is not possible everywhere). Installs only what is missing.
+# Elsewhere: install Chromium or Chrome yourself, or point KIT_CHROMIUM at one.
+SUDO := $(if $(AS_ROOT),,sudo)
+browser:
+	@if command -v chromium >/dev/null 2>&1 && fc-list :lang=zh 2>/dev/null | grep -q .; then \
+	  echo "browser: $$(command -v chromium)"; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+	  echo "browser: installing chromium and fonts-wqy-microhei with apt-get"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null; \
+	else \
+	  echo "browser: no apt-get here; install Chromium or Chrome (or set KIT_CHROMIUM=/path/to/it)" >&2; exit 1; \
+	fi
 
 clean:
 	rm -rf $(VENV) build *.egg-info
