@@ -49,26 +49,24 @@ BATCH, IN, HIDDEN, OUT, STEPS = 256, 784, 256, 10, 10
 
 
 # --- workload 1: a chain of tiny elementwise ops ----------------------------------------------
-def chain_torchlike(m):
+def chain(make_leaf):
+    """The same loop for every engine with PyTorch's API; only making the leaf differs."""
     def run():
-        x = m.ones(2, 2, requires_grad=True)
+        x = make_leaf()
         y = x
         for _ in range(CHAIN):
             y = y * 1.0001 + 0.0001
         y.sum().backward()
         return x.grad
     return run
+
+
+def chain_torchlike(m):
+    return chain(lambda: m.ones(2, 2, requires_grad=True))
 
 
 def chain_mygrad():
-    def run():
-        x = mygrad.tensor(np.ones((2, 2), dtype=np.float32))
-        y = x
-        for _ in range(CHAIN):
-            y = y * 1.0001 + 0.0001
-        y.sum().backward()
-        return x.grad
-    return run
+    return chain(lambda: mygrad.tensor(np.ones((2, 2), dtype=np.float32)))
 
 
 def chain_hips():

@@ -531,6 +531,15 @@ class AuditHook:
         return False
 
 
+def _restore_machinery(hook, guard, recorder) -> list:
+    """Put back what student code replaced (the audit hook is off meanwhile: this is the grader)."""
+    hook.active = False
+    try:
+        return guard.restore(recorder)
+    finally:
+        hook.active = True
+
+
 def bound_names(shell, source: str) -> set[str]:
     """The names a cell's own code binds (assignments, imports, definitions)."""
     import ast
@@ -630,11 +639,7 @@ def run_submission(template: Template, cells: list[dict], policy: SandboxPolicy,
         try:
             send({"start": index})
             if cell["trusted"]:
-                hook.active = False
-                try:
-                    changed = guard.restore(recorder)
-                finally:
-                    hook.active = True
+                changed = _restore_machinery(hook, guard, recorder)
                 if changed:
                     findings.append("student code changed the test machinery: " + ", ".join(sorted(set(changed))[:12]))
             else:
@@ -662,11 +667,7 @@ def run_submission(template: Template, cells: list[dict], policy: SandboxPolicy,
                 guard.remember_instructor_names(shell.user_ns, bound_names(shell, cell["source"]))
             if cell.get("test"):
                 # student code the test called may have changed the machinery for the test's later lines
-                hook.active = False
-                try:
-                    changed = guard.restore(recorder)
-                finally:
-                    hook.active = True
+                changed = _restore_machinery(hook, guard, recorder)
                 if changed:
                     findings.append("student code changed the test machinery while this test ran; test failed: "
                                     + ", ".join(sorted(set(changed))[:12]))
