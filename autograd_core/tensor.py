@@ -369,16 +369,40 @@ class Tensor:
             self.__dict__.pop("_output_nr", None)
         return self
 
+    def _in_place_unrecorded(self, ufunc, other):
+        """Nothing to record (``w -= lr * w.grad`` under no_grad): NumPy writes straight into
+        this tensor's memory, with no temporary copy. Returns None where the general path
+        must decide (something to record, or an input it would reject with PyTorch's error)."""
+        if grad_mode._State.enabled and (self._requires_grad or getattr(other, "_requires_grad", False)):
+            return None
+        operand = other._data if type(other) is Tensor else other
+        if type(operand) not in (np.ndarray, builtins.float, builtins.int) or self._data.dtype.kind == "b":
+            return None
+        try:
+            ufunc(self._data, operand, out=self._data, casting="same_kind")
+        except (TypeError, ValueError):  # int tensor and float operand, shapes that do not fit
+            return None
+        self._version_counter.value += 1
+        return self
+
     def add_(self, other, *, alpha=1):
+        if alpha == 1 and self._in_place_unrecorded(np.add, other) is not None:
+            return self
         return self._inplace(lambda t: t.add(other, alpha=alpha), other)
 
     def sub_(self, other, *, alpha=1):
+        if alpha == 1 and self._in_place_unrecorded(np.subtract, other) is not None:
+            return self
         return self._inplace(lambda t: t.sub(other, alpha=alpha), other)
 
     def mul_(self, other):
+        if self._in_place_unrecorded(np.multiply, other) is not None:
+            return self
         return self._inplace(lambda t: t * other, other)
 
     def div_(self, other):
+        if self._data.dtype.kind == "f" and self._in_place_unrecorded(np.true_divide, other) is not None:
+            return self
         return self._inplace(lambda t: t / other, other)
 
     def pow_(self, exponent):
@@ -399,6 +423,10 @@ class Tensor:
         return self._inplace(lambda t: ops.FillBackward2.apply(t, value=value), value)
 
     def zero_(self):
+        if not (grad_mode._State.enabled and self._requires_grad):  # nothing to record
+            self._data.fill(0)
+            self._version_counter.value += 1
+            return self
         from . import ops
 
         return self._inplace(lambda t: ops.ZeroBackward0.apply(t))
