@@ -46,15 +46,6 @@ class _NotRecording:
 NOT_RECORDING = _NotRecording()
 
 
-def edge_to(tensor):
-    """The ``(node, output_nr)`` an input's gradient flows to, or ``(None, 0)``."""
-    if tensor is None or not getattr(tensor, "_requires_grad", False):
-        return (None, 0)
-    if tensor._grad_fn is not None:
-        return (tensor._grad_fn, tensor._output_nr)
-    return (accumulator_of(tensor), 0)
-
-
 def accumulator_of(leaf):
     """The leaf's ``AccumulateGrad`` node, created once and shared by all its uses."""
     ref = leaf._grad_accumulator

@@ -102,7 +102,6 @@ class Node:
     _freed = False
     _pre_hooks = None
     _post_hooks = None
-    _retained = None
     _num_outputs = 1
     needs_input_grad = ()
     next_functions = ()
