@@ -31,8 +31,10 @@ def test_deleting_a_deep_graph_does_not_overflow_the_stack():
     y = x
     for _ in range(100_000):
         y = y * 1.0
+    last = weakref.ref(y.grad_fn)
     del y
     gc.collect()
+    assert last() is None
 
 
 def test_a_freed_graph_is_released_when_its_output_is_deleted():

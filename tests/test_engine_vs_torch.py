@@ -1056,3 +1056,17 @@ def test_random_op_compositions_match_torch(program):
         assert a.shape == b.shape and a.dtype == b.dtype
         # Rounding differs between NumPy and PyTorch kernels: compare as numbers, not as printed digits.
         assert np.allclose(a, b, rtol=1e-7, atol=1e-9, equal_nan=True), (a, b)
+
+
+def test_backward_with_inputs_accumulates_into_a_leaf_through_its_hooks_like_torch():
+    def program(m):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        seen = []
+        x.register_hook(lambda g: seen.append(g.clone()))
+        y = (x * x).sum()
+        y.backward(inputs=[x], retain_graph=True)
+        first = x.grad
+        y.backward(inputs=[x])
+        return seen, x.grad, first is x.grad
+
+    same(program)

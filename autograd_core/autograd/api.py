@@ -87,12 +87,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             t.retain_grad()  # as PyTorch does; its hook stores the gradient
     found = run_backward(roots, grads, retain, create_graph, capture=capture)
     for t, g in zip(inputs, found):
-        if g is None or t._grad_fn is not None:
-            continue
-        if t._grad is None:
-            t._grad = g if create_graph else g.detach().clone()
-        else:
-            t._grad = t._grad + g
+        if g is not None and t._grad_fn is None:  # a leaf: its AccumulateGrad adds it in (hooks included)
+            accumulator_of(t).accumulate(g, create_graph)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
