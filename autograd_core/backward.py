@@ -26,17 +26,18 @@ from .tensor import Tensor
 def count_dependencies(roots):
     """How many edges of the graph below ``roots`` lead into each node."""
     deps = {}
-    seen = set(roots)
-    stack = list(roots)
+    stack = list(dict.fromkeys(roots))
     while stack:
         node = stack.pop()
         for child, _ in node.next_functions:
             if child is None:
                 continue
-            deps[child] = deps.get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
+            if child in deps:
+                deps[child] += 1
+            else:  # found for the first time: walk on below it (roots are walked already)
+                deps[child] = 1
+                if child not in roots:
+                    stack.append(child)
     return deps
 
 
@@ -87,12 +88,9 @@ def run_backward(roots, grads, retain_graph=False, create_graph=False, capture=N
     with grad_mode.set_grad_enabled(create_graph):
         while ready.heap:
             node = ready.pop()
-            grad_outputs = tuple(buffers.pop(node, None) or (None,))
+            grad_outputs = buffers.pop(node, None) or [None]
             if node._pre_hooks:
-                for hook in list(node._pre_hooks.values()):
-                    new = hook(grad_outputs)
-                    if new is not None:
-                        grad_outputs = tuple(new)
+                grad_outputs = _run_pre_hooks(node, grad_outputs)
             if capture is not None:
                 for nr, g in enumerate(grad_outputs):
                     slot = capture.get((node, nr))
@@ -108,23 +106,39 @@ def run_backward(roots, grads, retain_graph=False, create_graph=False, capture=N
                 grad_inputs = ()
             else:
                 grad_inputs = _call_backward(node, grad_outputs)
-                if not retain_graph and (node._saved or node._saved_result is not None):
+                if not retain_graph:
                     node.release_saved_tensors()
             if node._post_hooks:
-                for hook in list(node._post_hooks.values()):
-                    new = hook(tuple(grad_inputs), grad_outputs)
-                    if new is not None:
-                        grad_inputs = tuple(new)
+                grad_inputs = _run_post_hooks(node, grad_inputs, grad_outputs)
 
             for (child, nr), g in zip(node.next_functions, grad_inputs):
-                if child is None:
+                if child is None:  # a constant input: its gradient goes nowhere
                     continue
                 if g is not None:
                     _add_to_buffer(buffers, child, nr, g)
                 deps[child] -= 1
-                if deps[child] == 0:
+                if not deps[child]:
                     ready.push(child)
     return captured
+
+
+def _run_pre_hooks(node, grad_outputs):
+    grad_outputs = tuple(grad_outputs)
+    for hook in list(node._pre_hooks.values()):
+        new = hook(grad_outputs)
+        if new is not None:
+            grad_outputs = tuple(new)
+    return grad_outputs
+
+
+def _run_post_hooks(node, grad_inputs, grad_outputs):
+    # A hook sees None for an input that needs no gradient, as in PyTorch.
+    grad_inputs = tuple(None if child is None else g for (child, _), g in zip(node.next_functions, grad_inputs))
+    for hook in list(node._post_hooks.values()):
+        new = hook(grad_inputs, tuple(grad_outputs))
+        if new is not None:
+            grad_inputs = tuple(new)
+    return grad_inputs
 
 
 class ReadyQueue:
@@ -174,21 +188,14 @@ def _call_backward(node, grad_outputs):
     result = type(node).backward(node, *grad_outputs)
     if type(result) is not tuple:
         result = (result,)
-    edges = node.next_functions
-    if len(result) != len(edges):
+    if len(result) != len(node.next_functions):
         result = _drop_extra_nones(node, result)
     shapes = node._input_shapes
-    out = list(result)
-    for i, g in enumerate(out):
-        if g is None:
-            continue
-        if edges[i][0] is None:  # a constant input: its gradient goes nowhere
-            out[i] = None
-        elif type(g) is not Tensor:
-            raise TypeError(f"function {node.name()} returned a gradient of type {type(g).__name__}, expected a Tensor")
-        elif g._data.shape != shapes[i]:
-            out[i] = _unbroadcast(node, i, g, shapes[i])
-    return out
+    for i, g in enumerate(result):
+        # An input that was broadcast in forward (constants need no gradient at all):
+        if g is not None and g._data.shape != shapes[i] and node.next_functions[i][0] is not None:
+            result = result[:i] + (_unbroadcast(node, i, g, shapes[i]),) + result[i + 1:]
+    return result
 
 
 def _drop_extra_nones(node, result):

@@ -91,7 +91,8 @@ class Op(Node):
                 return Tensor._make(_as_array(cls.forward(NOT_RECORDING, *inputs, **params)))
             ctx = cls.__new__(cls)
             _start_recording(ctx, inputs)
-            out = Tensor._make(_as_array(cls.forward(ctx, *inputs, **params)), True, ctx)
+            data = cls.forward(ctx, *inputs, **params)
+            out = Tensor._make(data if type(data) is np.ndarray else np.asarray(data), True, ctx)
             if cls.saves_result:
                 ctx._saved_result = SavedTensor(out, output_of=ctx)
             return out
@@ -132,7 +133,11 @@ class BackwardCFunction(Node):
             raise RuntimeError(
                 f"function {ctx.name()} returned an incorrect number of gradients (expected {n}, got {len(grads)})"
             )
-        return tuple(grads[i] for i in ctx._tensor_args)
+        grads = tuple(grads[i] for i in ctx._tensor_args)
+        for g in grads:  # user code: check what came back (built-in formulas always return tensors)
+            if g is not None and not isinstance(g, Tensor):
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
+        return grads
 
 
 class Function:

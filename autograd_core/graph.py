@@ -115,7 +115,10 @@ class Node:
     # -- saved tensors -----------------------------------------------------------
     def save_for_backward(self, *tensors):
         """Keep tensors for the backward formula; read them back with ``ctx.saved_tensors``."""
-        self._saved = tuple([None if t is None else SavedTensor(t) for t in tensors])
+        saved = []
+        for t in tensors:
+            saved.append(None if t is None else SavedTensor(t))
+        self._saved = tuple(saved)
 
     @property
     def saved_tensors(self):

@@ -33,15 +33,14 @@ _NON_LEAF_GRAD_WARNING = (
 class VersionCounter:
     """How many times a tensor's storage was modified in place."""
 
-    value = 0  # a class default: making a counter costs no __init__ call on every operation
+    value = 0  # a class default: making a counter costs no __init__ call
 
 
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
     # Hot fields live in slots; rarely set ones fall back to the class defaults below.
-    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_version_counter", "__dict__", "__weakref__")
-    _output_nr = 0
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_output_nr", "_counter", "__dict__", "__weakref__")
     _base = None  # the tensor this one is a view of, if any
     _hooks = None  # hooks of a leaf, run by AccumulateGrad
     _grad_accumulator = None
@@ -57,7 +56,7 @@ class Tensor:
         else:
             t = empty(*args)
         self._data, self._requires_grad, self._grad_fn = t._data, False, None
-        self._grad, self._version_counter = None, VersionCounter()
+        self._grad, self._output_nr, self._counter = None, 0, None
 
     @classmethod
     def _make(cls, data, requires_grad=False, grad_fn=None):
@@ -67,8 +66,22 @@ class Tensor:
         t._requires_grad = requires_grad
         t._grad_fn = grad_fn
         t._grad = None
-        t._version_counter = VersionCounter()
+        t._output_nr = 0  # which output of grad_fn this is (0 but for multi-output functions)
+        t._counter = None  # the version counter, made on first use (see _version_counter)
         return t
+
+    @property
+    def _version_counter(self):
+        """This storage's ``VersionCounter``, shared with views. Made when first needed:
+        most tensors are never saved for backward, viewed or changed in place."""
+        counter = self._counter
+        if counter is None:
+            counter = self._counter = VersionCounter()
+        return counter
+
+    @_version_counter.setter
+    def _version_counter(self, counter):
+        self._counter = counter
 
     # -- what a tensor is ----------------------------------------------------------
     @property
@@ -366,7 +379,7 @@ class Tensor:
         if recording:
             self._grad_fn = out._grad_fn
             self._requires_grad = True
-            self.__dict__.pop("_output_nr", None)
+            self._output_nr = 0
         return self
 
     def _in_place_unrecorded(self, ufunc, other):
