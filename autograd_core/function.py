@@ -94,7 +94,7 @@ class Op(Node):
             data = cls.forward(ctx, *inputs, **params)
             out = Tensor._make(data if type(data) is np.ndarray else np.asarray(data), True, ctx)
             if cls.saves_result:
-                ctx._saved_result = SavedTensor(out, output_of=ctx)
+                ctx._saved_result = SavedTensor(out, is_output=True)
             return out
         return Tensor._make(_as_array(cls.forward(NOT_RECORDING, *inputs, **params)))
 

@@ -7,6 +7,7 @@ At the bottom they are attached to ``Tensor`` as methods and operators.
 from __future__ import annotations
 
 import builtins
+import math
 import collections
 import numbers
 import warnings
@@ -470,7 +471,7 @@ def var(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
     ddof = (1 if unbiased else 0) if correction is None else correction
     m = input.mean(dim=dim, keepdim=True)
     d = input - m
-    n = input.numel() if dim is None else int(np.prod([input.shape[x] for x in ops._dims(dim, input.ndim)]))
+    n = input.numel() if dim is None else math.prod([input.shape[x] for x in ops._dims(dim, input.ndim)])
     return (d * d).sum(dim=dim, keepdim=keepdim) / builtins.max(n - ddof, 0)
 
 
@@ -506,7 +507,7 @@ def _infer_shape(shape, numel):
     shape = list(shape)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
-    known = int(np.prod([s for s in shape if s != -1]))
+    known = math.prod([s for s in shape if s != -1])
     if -1 in shape:
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{shape}' is invalid for input of size {numel}")
@@ -541,7 +542,7 @@ def flatten(input, start_dim=0, end_dim=-1):
         return reshape(input, 1)
     s, e = _wrap_dim(start_dim, input.ndim), _wrap_dim(end_dim, input.ndim)
     shape = input.shape
-    return reshape(input, *shape[:s], int(np.prod(shape[s:e + 1])), *shape[e + 1:])
+    return reshape(input, *shape[:s], math.prod(shape[s:e + 1]), *shape[e + 1:])
 
 
 def permute(input, *dims):

@@ -59,37 +59,37 @@ class SavedTensor:
     using the wrong numbers.
     """
 
-    __slots__ = ("tensor", "version", "data", "output_of")
+    __slots__ = ("tensor", "counter", "version", "data")
 
-    def __init__(self, tensor, output_of=None):
-        self.version = tensor._version_counter.value
-        if output_of is None:
-            self.tensor, self.data, self.output_of = tensor, None, None
+    def __init__(self, tensor, is_output=False):
+        self.counter = tensor._version_counter
+        self.version = self.counter.value
+        if is_output:
+            # Keeping the node's own output would make a cycle (out -> node -> out) that only
+            # the garbage collector could free: keep its storage, rebuild it on demand.
+            self.tensor, self.data = None, tensor._data
         else:
-            # Keeping the output tensor itself would make a cycle (out -> node -> out);
-            # keep its storage instead and rebuild the tensor on demand.
-            self.tensor, self.data, self.output_of = None, tensor, output_of
+            self.tensor, self.data = tensor, None
 
-    def unpack(self):
+    def unpack(self, node):
+        """The saved tensor; ``node`` is the node that saved it (a saved output's ``grad_fn``)."""
         from .tensor import Tensor
 
-        source = self.tensor if self.tensor is not None else self.data
-        if source._version_counter.value != self.version:
-            t = source
-            made_by = self.output_of if self.output_of is not None else t.grad_fn
+        t = self.tensor
+        if t is None:
+            t = Tensor._make(self.data, True, node)
+            t._version_counter = self.counter
+        if self.counter.value != self.version:
+            made_by = t.grad_fn
             which = f", which is output 0 of {short_name(made_by)}," if made_by is not None else ""
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace "
                 f"operation: [torch.{t.dtype.legacy_name} [{', '.join(map(str, t.shape))}]]{which} is at "
-                f"version {t._version_counter.value}; expected version {self.version} instead. Hint: enable anomaly "
+                f"version {self.counter.value}; expected version {self.version} instead. Hint: enable anomaly "
                 "detection to find the operation that failed to compute its gradient, with "
                 "torch.autograd.set_detect_anomaly(True, check_nan=False)."
             )
-        if self.tensor is not None:
-            return self.tensor
-        out = Tensor._make(source._data, source._requires_grad, self.output_of)
-        out._version_counter = source._version_counter
-        return out
+        return t
 
 
 class Node:
@@ -124,14 +124,14 @@ class Node:
     def saved_tensors(self):
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        return tuple([None if s is None else s.unpack() for s in self._saved])
+        return tuple([None if s is None else s.unpack(self) for s in self._saved])
 
     @property
     def result(self):
         """The op's own output, for formulas like d exp(x) = exp(x) dx."""
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        return self._saved_result.unpack()
+        return self._saved_result.unpack(self)
 
     def has_saved_tensors(self):
         """True while the node holds tensors that a backward pass needs."""

@@ -14,8 +14,11 @@ broadcast shape, and the engine sums it back to the input's shape in one place
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from . import grad_mode
 from .function import Op
 from .tensor import Tensor
 
@@ -391,8 +394,17 @@ def where(condition, a, b):
 
 
 def _keep_where(mask, grad):
-    """``grad`` where ``mask`` holds, 0 elsewhere (a plain 0: ``grad * mask`` would give -0.)."""
-    return where(mask, grad, Tensor._make(np.zeros((), grad._data.dtype)))
+    """``grad`` where ``mask`` holds, +0 elsewhere, as PyTorch's ``where(mask, grad, 0)``."""
+    if grad_mode._State.enabled:  # create_graph=True: recorded, so it can be differentiated again
+        return where(mask, grad, Tensor._make(np.zeros((), grad._data.dtype)))
+    # np.where takes a branch per element, slow on a random mask (relu's); a product is fast
+    # and exact for finite gradients once -0. (negative times False) is turned into +0.
+    g = grad._data
+    if not np.isfinite(g).all():  # inf * False would be nan: only np.where drops it exactly
+        return Tensor._make(np.where(mask._data, g, 0))
+    kept = g * mask._data
+    kept += 0
+    return Tensor._make(kept)
 
 
 # --- reductions ----------------------------------------------------------------------
@@ -430,7 +442,7 @@ class MeanBackward0(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return ((grad / max(int(np.prod(ctx.shape)), 1)).expand(ctx.shape),)
+        return ((grad / max(math.prod(ctx.shape), 1)).expand(ctx.shape),)
 
 
 class MeanBackward1(Op):
@@ -442,7 +454,7 @@ class MeanBackward1(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        count = int(np.prod([ctx.shape[d] for d in ctx.dims])) if ctx.shape else 1
+        count = math.prod([ctx.shape[d] for d in ctx.dims]) if ctx.shape else 1
         return ((_expand_reduced(grad, ctx.shape, ctx.dims, ctx.keepdim) / count).expand(ctx.shape),)
 
 

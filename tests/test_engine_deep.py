@@ -72,3 +72,28 @@ def test_memory_returns_after_backward_and_del():
     finally:
         tracemalloc.stop()
     assert after - base < 200_000  # 200 nodes each saving 8 KB would be 1.6 MB
+
+
+SAVING_OPS = {
+    "exp": lambda x: x.exp(), "relu": lambda x: x.relu(), "sigmoid": lambda x: x.sigmoid(),
+    "tanh": lambda x: x.tanh(), "sqrt": lambda x: x.sqrt(), "reciprocal": lambda x: x.reciprocal(),
+    "pow tensor": lambda x: x ** x, "number ** tensor": lambda x: 2 ** x, "norm": lambda x: x.norm(),
+    "mul": lambda x: x * x, "div": lambda x: x / (x + 1), "matmul": lambda x: x @ x,
+}
+
+
+def test_graphs_are_freed_by_reference_counting_alone():
+    # A node that saves its own output must not make a cycle (out -> node -> out):
+    # otherwise every step of a training loop leaves its arrays to the cyclic collector.
+    gc.collect()
+    gc.disable()
+    try:
+        for name, op in SAVING_OPS.items():
+            x = torch.rand(3, 3, requires_grad=True)
+            y = op(x)
+            node, data = weakref.ref(y.grad_fn), weakref.ref(y)
+            y.sum().backward(retain_graph=True)
+            del y
+            assert node() is None and data() is None, name
+    finally:
+        gc.enable()

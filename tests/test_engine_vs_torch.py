@@ -60,6 +60,19 @@ def test_relu_abs_and_clamp_at_their_kinks_match_torch():
     same(program)
 
 
+@pytest.mark.parametrize("op", ["relu", "clamp", "maximum"])
+def test_masked_gradients_are_plus_zero_and_drop_inf_and_nan_as_in_torch(op):
+    # Where the mask is off the gradient is +0. (not -0.), even when what arrives is -1, inf or nan.
+    def program(m):
+        x = m.tensor([-1.0, 2.0, -3.0, 4.0, -5.0, 6.0], requires_grad=True)
+        y = {"relu": lambda: x.relu(), "clamp": lambda: x.clamp(min=0.0),
+             "maximum": lambda: m.maximum(x, m.zeros(6))}[op]()
+        y.backward(m.tensor([-1.0, -1.0, float("inf"), float("inf"), float("nan"), float("nan")]))
+        return x.grad, [str(v) for v in x.grad.tolist()]
+
+    same(program)
+
+
 def test_unary_minus_and_plus_match_torch():
     def program(m):
         x = m.tensor(A, requires_grad=True)
