@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 TORCH  := torch==2.13.0
 
-.PHONY: lab lab-check test setup setup-test browser clean
+.PHONY: lab lab-check test setup setup-test browser bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,13 @@ lab-check: setup
 
 test: setup-test
 	$(BIN)/python -m pytest
+
+# The engine and grading benchmarks with their peers (PyTorch CPU, MyGrad, HIPS autograd);
+# they print tables of medians and ratios measured in this run (the README shows one).
+bench: setup-test
+	$(BIN)/pip install --quiet mygrad autograd
+	$(BIN)/python benchmarks/bench_engine.py
+	$(BIN)/python benchmarks/bench_grading.py
 
 # The browser test's Chromium and a font with Chinese glyphs, from the Debian/Ubuntu packages
 # (Playwright's own browser download is not possible everywhere). Installs only what is missing.

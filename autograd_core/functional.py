@@ -34,9 +34,9 @@ def _coerce(a, b):
                 if a._data.shape != b._data.shape:
                     _check_broadcast(a, b)
                 return a, b
-        elif type(b) is float and a._data.dtype.kind == "f":
-            return a, b
-    elif type(b) is Tensor and type(a) is float and b._data.dtype.kind == "f":
+        elif (type(b) is float or type(b) is int) and a._data.dtype.kind == "f":
+            return a, b  # a number never changes a float tensor's dtype
+    elif type(b) is Tensor and (type(a) is float or type(a) is int) and b._data.dtype.kind == "f":
         return a, b
     return _coerce_general(a, b)
 

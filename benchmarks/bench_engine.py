@@ -45,6 +45,7 @@ hips = optional("autograd")
 hips_np = optional("autograd.numpy")
 
 CHAIN = 2000
+DEEP_SIZES = (25_000, 50_000, 100_000, 200_000)
 BATCH, IN, HIDDEN, OUT, STEPS = 256, 784, 256, 10, 10
 
 
@@ -218,7 +219,7 @@ x = m.ones(2, 2, requires_grad=True)
 before = resident_mib()
 t = time.perf_counter()
 y = x
-for _ in range(n):
+for _ in range(n // 2):  # two ops per step: n ops in all
     y = y * 1.0001 + 0.0001
 graph = resident_mib() - before  # the recorded graph, just before backward
 y.sum().backward()
@@ -297,14 +298,20 @@ def main():
     results["mlp"] = interleaved(engines("mlp"), args.rounds)
     table(f"MLP: batch {BATCH}, {IN}->{HIDDEN}->{OUT} relu, float32, {STEPS} steps", results["mlp"])
 
-    print("\n### Deep graph: a chain of n ops, backward (fresh process each)\n")
+    print("\n### Deep graph: a chain of n ops, backward (fresh process each, median of 3)\n")
     print("| engine | n | seconds | microseconds per op | graph memory before backward (MiB) |\n|---|---|---|---|---|")
     results["deep"] = {}
     for module in ["autograd_core"] + (["torch"] if torch else []):
-        for n in (25_000, 50_000, 100_000):
-            s, mib = deep_graph(module, n)
+        per_op = []
+        for n in DEEP_SIZES:
+            runs = sorted(deep_graph(module, n) for _ in range(3))
+            s, mib = runs[1]
             results["deep"][f"{module} {n}"] = (s, mib)
+            per_op.append(s / n)
             print(f"| {module} | {n:,} | {s:.2f} | {s / n * 1e6:.1f} | {mib:.0f} |")
+        growth = per_op[-1] / per_op[0]
+        results["deep"][f"{module} growth"] = growth
+        print(f"| {module} | time per op at {DEEP_SIZES[-1]:,} / at {DEEP_SIZES[0]:,} | {growth:.2f}x (1.00x is linear) | | |")
 
     slope = training_memory_slope()
     results["memory_slope_bytes_per_step"] = slope
