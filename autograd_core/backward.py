@@ -29,7 +29,7 @@ def count_dependencies(roots):
     stack = list(dict.fromkeys(roots))
     while stack:
         node = stack.pop()
-        for child, _ in node.next_functions:
+        for child in node._next_nodes:
             if child is None:
                 continue
             if child in deps:
@@ -48,14 +48,14 @@ def nodes_to_run(roots, targets, deps):
     while ready:  # a topological order, by Kahn's algorithm
         node = ready.pop()
         order.append(node)
-        for child, _ in node.next_functions:
+        for child in node._next_nodes:
             if child is not None:
                 pending[child] -= 1
                 if pending[child] == 0:
                     ready.append(child)
     leads, run = set(targets), set()
     for node in reversed(order):
-        if any(c in leads for c, _ in node.next_functions if c is not None):
+        if any(c in leads for c in node._next_nodes if c is not None):
             run.add(node)
             leads.add(node)
     return run
@@ -111,7 +111,7 @@ def run_backward(roots, grads, retain_graph=False, create_graph=False, capture=N
             if node._post_hooks:
                 grad_inputs = _run_post_hooks(node, grad_inputs, grad_outputs)
 
-            for (child, nr), g in zip(node.next_functions, grad_inputs):
+            for child, nr, g in zip(node._next_nodes, node._next_nrs, grad_inputs):
                 if child is None:  # a constant input: its gradient goes nowhere
                     continue
                 if g is not None:
@@ -133,7 +133,7 @@ def _run_pre_hooks(node, grad_outputs):
 
 def _run_post_hooks(node, grad_inputs, grad_outputs):
     # A hook sees None for an input that needs no gradient, as in PyTorch.
-    grad_inputs = tuple(None if child is None else g for (child, _), g in zip(node.next_functions, grad_inputs))
+    grad_inputs = tuple(None if child is None else g for child, g in zip(node._next_nodes, grad_inputs))
     for hook in list(node._post_hooks.values()):
         new = hook(grad_inputs, tuple(grad_outputs))
         if new is not None:
@@ -164,7 +164,7 @@ _LEAF_FIRST = float("-inf")
 
 
 def _release_children(node, deps, ready):
-    for child, _ in node.next_functions:
+    for child in node._next_nodes:
         if child is not None:
             deps[child] -= 1
             if deps[child] == 0:
@@ -184,22 +184,22 @@ def _call_backward(node, grad_outputs):
         if g is not None:
             break
     else:  # nothing arrived: nothing flows on
-        return (None,) * len(node.next_functions)
+        return (None,) * len(node._next_nodes)
     result = type(node).backward(node, *grad_outputs)
     if type(result) is not tuple:
         result = (result,)
-    if len(result) != len(node.next_functions):
+    if len(result) != len(node._next_nodes):
         result = _drop_extra_nones(node, result)
     shapes = node._input_shapes
     for i, g in enumerate(result):
         # An input that was broadcast in forward (constants need no gradient at all):
-        if g is not None and g._data.shape != shapes[i] and node.next_functions[i][0] is not None:
+        if g is not None and g._data.shape != shapes[i] and node._next_nodes[i] is not None:
             result = result[:i] + (_unbroadcast(node, i, g, shapes[i]),) + result[i + 1:]
     return result
 
 
 def _drop_extra_nones(node, result):
-    n = len(node.next_functions)
+    n = len(node._next_nodes)
     if len(result) > n and all(r is None for r in result[n:]):
         return result[:n]
     raise RuntimeError(

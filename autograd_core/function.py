@@ -57,23 +57,40 @@ def accumulator_of(leaf):
 
 
 def _start_recording(ctx, inputs):
-    """Give a new node its edges (one per input), its input shapes and its place in creation order."""
-    edges, needs, shapes = [], [], []
+    """Give a new node its edges (one per input), its input shapes and its place in creation order.
+
+    An edge is the node that made the input (``AccumulateGrad`` for a leaf, ``None`` for a
+    constant) and which of its outputs the input is; ``next_functions`` pairs them up.
+    """
+    nodes, nrs, needs, shapes = [], [], [], []
     for t in inputs:
         if isinstance(t, Tensor):
             shapes.append(t._data.shape)
             if t._requires_grad:
-                edges.append((t._grad_fn, t._output_nr) if t._grad_fn is not None else (accumulator_of(t), 0))
+                fn = t._grad_fn
+                nodes.append(fn if fn is not None else accumulator_of(t))
+                nrs.append(t._output_nr)
                 needs.append(True)
                 continue
         else:
             shapes.append(None)
-        edges.append((None, 0))
+        nodes.append(None)
+        nrs.append(0)
         needs.append(False)
     ctx._seq = next(_sequence)
-    ctx.next_functions = tuple(edges)
-    ctx.needs_input_grad = tuple(needs)
-    ctx._input_shapes = tuple(shapes)
+    ctx._next_nodes = tuple(nodes)
+    # Nodes share one tuple object per distinct value of these (a program has few), so that
+    # a large graph holds fewer objects for Python's garbage collector to scan.
+    # (One table each: (0, 1) == (False, True) as dict keys.)
+    if len(_SHAPES) > 10_000:
+        _SHAPES.clear()
+    nrs, needs, shapes = tuple(nrs), tuple(needs), tuple(shapes)
+    ctx._next_nrs = _NRS.setdefault(nrs, nrs)
+    ctx.needs_input_grad = _NEEDS.setdefault(needs, needs)
+    ctx._input_shapes = _SHAPES.setdefault(shapes, shapes)
+
+
+_NRS, _NEEDS, _SHAPES = {}, {}, {}
 
 
 class Op(Node):
@@ -186,7 +203,8 @@ class Function:
             return wrapped[0] if single else wrapped
         _start_recording(ctx, args)  # needs_input_grad: one flag per argument
         ctx._tensor_args = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-        ctx.next_functions = tuple(ctx.next_functions[i] for i in ctx._tensor_args)
+        ctx._next_nodes = tuple(ctx._next_nodes[i] for i in ctx._tensor_args)
+        ctx._next_nrs = tuple(ctx._next_nrs[i] for i in ctx._tensor_args)
         ctx._input_shapes = tuple(ctx._input_shapes[i] for i in ctx._tensor_args)
         ctx._num_outputs = len(outputs)
         non_diff = getattr(ctx, "_non_differentiable", set())

@@ -104,10 +104,16 @@ class Node:
     _post_hooks = None
     _num_outputs = 1
     needs_input_grad = ()
-    next_functions = ()
+    _next_nodes = ()  # per input: the node its gradient flows to (None: a constant)
+    _next_nrs = ()  # per input: which output of that node the input was
 
     def name(self):
         return type(self).__name__
+
+    @property
+    def next_functions(self):
+        """One ``(node, output_nr)`` edge per input, as PyTorch shows them."""
+        return tuple(zip(self._next_nodes, self._next_nrs))
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"

@@ -296,3 +296,26 @@ def test_gradcheck_catches_a_wrong_backward():
     with pytest.raises(RuntimeError, match="Jacobian mismatch"):
         torch.autograd.gradcheck(WrongSquare.apply, (x,))
     assert torch.autograd.gradcheck(WrongSquare.apply, (x,), raise_exception=False) is False
+
+
+def test_edges_and_needs_input_grad_keep_their_types_whatever_was_recorded_before():
+    # Nodes share equal tuples; (0, 1) == (False, True) must not make one stand for the other.
+    x = torch.ones(2, requires_grad=True)
+    c = torch.ones(2)
+
+    class Two(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2, a * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+
+    second = Two.apply(x)[1]  # output 1 of its node: an edge (TwoBackward, 1)
+    nodes = [x.exp().grad_fn, second.exp().grad_fn, (x * c).grad_fn, (c * x).grad_fn, (second * x).grad_fn]
+    for node in nodes:
+        assert all(type(nr) is int for _, nr in node.next_functions)
+        assert all(type(flag) is bool for flag in node.needs_input_grad)
+    assert nodes[1].next_functions[0][1] == 1 and nodes[0].needs_input_grad == (True,)
+    assert nodes[3].needs_input_grad == (False, True) and repr(nodes[3].next_functions[0]) == "(None, 0)"
