@@ -27,6 +27,7 @@ def count_dependencies(roots):
     """How many edges of the graph below ``roots`` lead into each node."""
     deps = {}
     stack = list(dict.fromkeys(roots))
+    roots = set(stack)
     while stack:
         node = stack.pop()
         for child in node._next_nodes:
