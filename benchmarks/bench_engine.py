@@ -17,6 +17,7 @@ import argparse
 import gc
 import importlib
 import json
+import random
 import statistics
 import subprocess
 import sys
@@ -192,12 +193,15 @@ def engines(workload):
 
 
 def interleaved(runs, rounds):
-    """Median seconds per engine; each round runs every engine once, in turn."""
+    """Median seconds per engine; each round runs every engine once, in a shuffled order
+    (an engine's BLAS or OpenMP threads can still be busy when the next one starts: the
+    shuffle spreads that over all of them instead of always slowing the same neighbour)."""
     times = {name: [] for name in runs}
     for fn in runs.values():
         fn()  # warm-up
+    order = random.Random(0)
     for _ in range(rounds):
-        for name, fn in runs.items():
+        for name, fn in order.sample(list(runs.items()), len(runs)):
             gc.collect()
             t = time.perf_counter()
             fn()
