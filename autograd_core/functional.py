@@ -175,17 +175,18 @@ def matmul(input, other):
     """``@``: dot for two vectors, mv, mm, or a batched product for more dims."""
     a, b = input, other
     _same_dtype(a, b, "expected m1 and m2 to have the same dtype, but got: {} != {}")
-    if a.ndim == 0 or b.ndim == 0:
+    na, nb = a._data.ndim, b._data.ndim
+    if na == 0 or nb == 0:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"
         )
-    if a.ndim == 1 and b.ndim == 1:
+    if na == 1 and nb == 1:
         return dot(a, b)
-    if a.ndim == 2 and b.ndim == 1:
+    if na == 2 and nb == 1:
         return mv(a, b)
-    if a.ndim == 1 and b.ndim == 2:
+    if na == 1 and nb == 2:
         return ops.SqueezeBackward4.apply(mm(a.unsqueeze(0), b), dim=0)
-    if a.ndim == 2 and b.ndim == 2:
+    if na == 2 and nb == 2:
         return mm(a, b)
     k = b.shape[-2] if b.ndim > 1 else b.shape[0]
     if a.shape[-1] != k:
@@ -228,12 +229,13 @@ def _same_dtype(a, b, message):
 
 
 def mm(input, mat2):
-    if input.ndim != 2:
+    a, b = input._data, mat2._data  # the checks read the arrays: they run on every product
+    if a.ndim != 2:
         raise RuntimeError(f"self must be a matrix")
-    if mat2.ndim != 2:
+    if b.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
     _same_dtype(input, mat2, "expected m1 and m2 to have the same dtype, but got: {} != {}")
-    if input.shape[1] != mat2.shape[0]:
+    if a.shape[1] != b.shape[0]:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
             f"{mat2.shape[0]}x{mat2.shape[1]})"
@@ -242,9 +244,9 @@ def mm(input, mat2):
 
 
 def mv(input, vec):
-    if input.ndim != 2 or vec.ndim != 1:
+    if input._data.ndim != 2 or vec._data.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {vec.ndim}, {input.ndim}, {vec.ndim}")
-    if input.shape[1] != vec.shape[0]:
+    if input._data.shape[1] != vec._data.shape[0]:
         raise RuntimeError(
             f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x{input.shape[1]}), vec ({vec.shape[0]})"
         )
@@ -252,14 +254,14 @@ def mv(input, vec):
 
 
 def dot(input, other):
-    if input.ndim != 1 or other.ndim != 1:
+    if input._data.ndim != 1 or other._data.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
     if input._data.dtype != other._data.dtype:
         raise RuntimeError(
             "dot : expected both vectors to have same dtype, but found "
             f"{_type_name(input._data.dtype)} and {_type_name(other._data.dtype)}"
         )
-    if input.shape[0] != other.shape[0]:
+    if input._data.shape[0] != other._data.shape[0]:
         raise RuntimeError(
             f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src [{other.shape[0]}] to have the "
             f"same number of elements, but got {input.shape[0]} and {other.shape[0]} elements respectively"
@@ -559,7 +561,7 @@ def permute(input, *dims):
 
 
 def transpose(input, dim0, dim1):
-    n = input.ndim
+    n = input._data.ndim
     return ops.TransposeBackward0.apply(input, dim0=_wrap_dim(dim0, n), dim1=_wrap_dim(dim1, n))
 
 
@@ -567,7 +569,7 @@ swapaxes = transpose
 
 
 def t(input):
-    if input.ndim > 2:
+    if input._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
     return ops.TBackward0.apply(input)
 
@@ -595,23 +597,25 @@ def unsqueeze(input, dim):
 
 def expand(input, *sizes):
     sizes = list(_shape_arg(sizes))
-    if len(sizes) < input.ndim:
+    ndim = input._data.ndim
+    if len(sizes) < ndim:
         raise RuntimeError(
             f"expand(torch.FloatTensor{{{list(input.shape)}}}, size={sizes}): the number of sizes provided "
             f"({len(sizes)}) must be greater or equal to the number of dimensions in the tensor ({input.ndim})"
         )
-    lead = len(sizes) - input.ndim
+    lead = len(sizes) - ndim
     for i, s in enumerate(sizes):
         if s == -1:
-            sizes[i] = input.shape[i - lead]
+            sizes[i] = input._data.shape[i - lead]
     try:
-        np.broadcast_shapes(input._data.shape, tuple(sizes))
-    except ValueError:
+        return ops.ExpandBackward0.apply(input, shape=tuple(sizes))
+    except ValueError:  # from np.broadcast_to: the sizes do not fit the tensor's
+        shape = input._data.shape
+        d = builtins.max(i for i in range(lead, len(sizes)) if shape[i - lead] not in (1, sizes[i]))
         raise RuntimeError(
-            f"The expanded size of the tensor ({sizes[-1]}) must match the existing size ({input.shape[-1]}) at "
-            f"non-singleton dimension {len(sizes) - 1}.  Target sizes: {sizes}.  Tensor sizes: {list(input.shape)}"
+            f"The expanded size of the tensor ({sizes[d]}) must match the existing size ({shape[d - lead]}) at "
+            f"non-singleton dimension {d}.  Target sizes: {sizes}.  Tensor sizes: {list(shape)}"
         ) from None
-    return ops.ExpandBackward0.apply(input, shape=tuple(sizes))
 
 
 def expand_as(input, other):
