@@ -79,6 +79,17 @@ def test_expand_and_its_errors_match_torch(shape, sizes):
     same(lambda m: m.ones(*shape, requires_grad=True).expand(*sizes))
 
 
+def test_masked_gradients_broadcast_and_differentiate_again_as_in_torch():
+    def program(m):
+        x = m.tensor([[-1.0, 2.0, 3.0], [4.0, -5.0, 0.5]], requires_grad=True)
+        y = (m.maximum(x, m.zeros(1)) * x).relu().sum() + x.clamp(min=0.0).pow(2).sum()
+        (g,) = m.autograd.grad(y, x, create_graph=True)  # the masks are recorded this time
+        (g * g).sum().backward()
+        return g.detach(), x.grad  # values (PyTorch records the masks as MaskedFill/threshold nodes)
+
+    same(program, check_warnings=False)  # PyTorch's create_graph warning shows once per process
+
+
 def test_unary_minus_and_plus_match_torch():
     def program(m):
         x = m.tensor(A, requires_grad=True)
