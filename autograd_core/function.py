@@ -62,35 +62,44 @@ def _start_recording(ctx, inputs):
     An edge is the node that made the input (``AccumulateGrad`` for a leaf, ``None`` for a
     constant) and which of its outputs the input is; ``next_functions`` pairs them up.
     """
-    nodes, nrs, needs, shapes = [], [], [], []
+    nodes, signature = [], []  # signature: (output_nr or None, shape or None) per input, flat
     for t in inputs:
         if isinstance(t, Tensor):
-            shapes.append(t._data.shape)
             if t._requires_grad:
                 fn = t._grad_fn
                 nodes.append(fn if fn is not None else accumulator_of(t))
-                nrs.append(t._output_nr)
-                needs.append(True)
-                continue
-        else:
-            shapes.append(None)
-        nodes.append(None)
-        nrs.append(0)
-        needs.append(False)
+                signature.append(t._output_nr)
+            else:
+                nodes.append(None)
+                signature.append(None)
+            signature.append(t._data.shape)
+        else:  # a Python number
+            nodes.append(None)
+            signature.append(None)
+            signature.append(None)
     ctx._seq = next(_sequence)
     ctx._next_nodes = tuple(nodes)
-    # Nodes share one tuple object per distinct value of these (a program has few), so that
-    # a large graph holds fewer objects for Python's garbage collector to scan.
-    # (One table each: (0, 1) == (False, True) as dict keys.)
-    if len(_SHAPES) > 10_000:
-        _SHAPES.clear()
-    nrs, needs, shapes = tuple(nrs), tuple(needs), tuple(shapes)
-    ctx._next_nrs = _NRS.setdefault(nrs, nrs)
-    ctx.needs_input_grad = _NEEDS.setdefault(needs, needs)
-    ctx._input_shapes = _SHAPES.setdefault(shapes, shapes)
+    ctx._next_nrs, ctx.needs_input_grad, ctx._input_shapes = _describe_inputs(tuple(signature))
 
 
-_NRS, _NEEDS, _SHAPES = {}, {}, {}
+_DESCRIPTIONS = {}
+
+
+def _describe_inputs(signature):
+    """Output numbers, needs_input_grad and shapes of a node's inputs: the same tuple objects
+    for every node with the same signature, so that a large graph holds fewer objects for
+    Python's garbage collector to scan."""
+    described = _DESCRIPTIONS.get(signature)
+    if described is None:
+        if len(_DESCRIPTIONS) > 10_000:
+            _DESCRIPTIONS.clear()
+        nrs = signature[0::2]
+        described = _DESCRIPTIONS[signature] = (
+            tuple(0 if nr is None else nr for nr in nrs),
+            tuple(nr is not None for nr in nrs),
+            signature[1::2],
+        )
+    return described
 
 
 class Op(Node):
