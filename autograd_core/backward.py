@@ -154,14 +154,10 @@ class ReadyQueue:
         self._arrivals = itertools.count()
 
     def push(self, node):
-        rank = _LEAF_FIRST if type(node) is AccumulateGrad else -node._seq
-        heapq.heappush(self.heap, (rank, next(self._arrivals), node))
+        heapq.heappush(self.heap, (-node._seq, next(self._arrivals), node))  # AccumulateGrad's _seq is inf
 
     def pop(self):
         return heapq.heappop(self.heap)[2]
-
-
-_LEAF_FIRST = float("-inf")
 
 
 def _release_children(node, deps, ready):

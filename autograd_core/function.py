@@ -79,26 +79,26 @@ def _start_recording(ctx, inputs):
             signature.append(None)
     ctx._seq = next(_sequence)
     ctx._next_nodes = tuple(nodes)
-    ctx._next_nrs, ctx.needs_input_grad, ctx._input_shapes = _describe_inputs(tuple(signature))
+    signature = tuple(signature)
+    described = _DESCRIPTIONS.get(signature) or _describe_inputs(signature)
+    ctx._next_nrs, ctx.needs_input_grad, ctx._input_shapes = described
 
 
 _DESCRIPTIONS = {}
 
 
 def _describe_inputs(signature):
-    """Output numbers, needs_input_grad and shapes of a node's inputs: the same tuple objects
-    for every node with the same signature, so that a large graph holds fewer objects for
-    Python's garbage collector to scan."""
-    described = _DESCRIPTIONS.get(signature)
-    if described is None:
-        if len(_DESCRIPTIONS) > 10_000:
-            _DESCRIPTIONS.clear()
-        nrs = signature[0::2]
-        described = _DESCRIPTIONS[signature] = (
-            tuple(0 if nr is None else nr for nr in nrs),
-            tuple(nr is not None for nr in nrs),
-            signature[1::2],
-        )
+    """Output numbers, needs_input_grad and shapes of a node's inputs, for a signature not
+    seen before. Kept in ``_DESCRIPTIONS``: every node with the same signature shares these
+    tuple objects, so that a large graph holds fewer objects for Python's garbage collector."""
+    if len(_DESCRIPTIONS) > 10_000:
+        _DESCRIPTIONS.clear()
+    nrs = signature[0::2]
+    described = _DESCRIPTIONS[signature] = (
+        tuple(0 if nr is None else nr for nr in nrs),
+        tuple(nr is not None for nr in nrs),
+        signature[1::2],
+    )
     return described
 
 

@@ -181,9 +181,10 @@ def _apply_tensor_hook(hook, grad):
 class AccumulateGrad(Node):
     """The end of every path: adds the incoming gradient into a leaf's ``.grad``."""
 
+    _seq = float("inf")  # ranks after every op node in creation order: leaves run first, as in PyTorch
+
     def __init__(self, variable):
         self.variable = variable
-        self._seq = next(_sequence)
 
     def name(self):
         return "torch::autograd::AccumulateGrad"  # PyTorch's C++ name for it
