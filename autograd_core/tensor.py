@@ -58,10 +58,10 @@ class Tensor:
         self._data, self._requires_grad, self._grad_fn = t._data, False, None
         self._grad, self._output_nr, self._counter = None, 0, None
 
-    @classmethod
-    def _make(cls, data, requires_grad=False, grad_fn=None):
+    @staticmethod
+    def _make(data, requires_grad=False, grad_fn=None):
         """Wrap an ndarray without copying or checking: the engine's fast path."""
-        t = object.__new__(cls)
+        t = object.__new__(Tensor)
         t._data = data
         t._requires_grad = requires_grad
         t._grad_fn = grad_fn
