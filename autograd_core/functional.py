@@ -604,14 +604,21 @@ def expand(input, *sizes):
             f"({len(sizes)}) must be greater or equal to the number of dimensions in the tensor ({input.ndim})"
         )
     lead = len(sizes) - ndim
+    shape = input._data.shape
     for i, s in enumerate(sizes):
         if s == -1:
-            sizes[i] = input._data.shape[i - lead]
+            if i < lead:
+                raise RuntimeError(
+                    f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}"
+                )
+            sizes[i] = shape[i - lead]
     try:
         return ops.ExpandBackward0.apply(input, shape=tuple(sizes))
     except ValueError:  # from np.broadcast_to: the sizes do not fit the tensor's
-        shape = input._data.shape
-        d = builtins.max(i for i in range(lead, len(sizes)) if shape[i - lead] not in (1, sizes[i]))
+        misfits = [i for i in range(lead, len(sizes)) if shape[i - lead] not in (1, sizes[i])]
+        if not misfits:  # only a negative size where the tensor has 1 (or a new dim)
+            raise RuntimeError(f"Trying to create tensor with negative dimension {builtins.min(sizes)}: {sizes}") from None
+        d = misfits[-1]
         raise RuntimeError(
             f"The expanded size of the tensor ({sizes[d]}) must match the existing size ({shape[d - lead]}) at "
             f"non-singleton dimension {d}.  Target sizes: {sizes}.  Tensor sizes: {list(shape)}"

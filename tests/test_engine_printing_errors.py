@@ -148,3 +148,9 @@ def test_nan_and_inf_results_print_no_warning():
     run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert run.returncode == 0 and run.stdout.strip() == "nan" and run.stderr == ""
     assert np.isnan(torch.tensor([-1.0]).sqrt().item())
+
+
+def test_expand_to_a_negative_size_is_a_runtime_error():
+    # (PyTorch's own message here is an integer overflow in its size arithmetic.)
+    with pytest.raises(RuntimeError, match=r"negative dimension -2: \[-2, 3\]"):
+        torch.ones(1, 3).expand(-2, 3)

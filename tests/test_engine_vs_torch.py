@@ -74,7 +74,8 @@ def test_masked_gradients_are_plus_zero_and_drop_inf_and_nan_as_in_torch(op):
 
 
 @pytest.mark.parametrize("shape, sizes", [((3, 1), (1, 4)), ((2, 3), (2, 4)), ((2, 3), (5, 2, 4)), ((2, 3), (4, 3)),
-                                          ((2, 3), (3,)), ((1, 3), (-1, 3)), ((2, 1), (2, -1, 5))])
+                                          ((2, 3), (3,)), ((1, 3), (-1, 3)), ((2, 1), (2, -1, 5)), ((3,), (-1, 3)),
+                                          ((3,), (-2,))])
 def test_expand_and_its_errors_match_torch(shape, sizes):
     same(lambda m: m.ones(*shape, requires_grad=True).expand(*sizes))
 
