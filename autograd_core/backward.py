@@ -27,7 +27,7 @@ def count_dependencies(roots):
     """How many edges of the graph below ``roots`` lead into each node."""
     deps = {}
     stack = list(dict.fromkeys(roots))
-    roots = set(stack)
+    walked = set(stack)  # the roots: already on the stack
     while stack:
         node = stack.pop()
         for child in node._next_nodes:
@@ -35,9 +35,9 @@ def count_dependencies(roots):
                 continue
             if child in deps:
                 deps[child] += 1
-            else:  # found for the first time: walk on below it (roots are walked already)
+            else:  # found for the first time: walk on below it
                 deps[child] = 1
-                if child not in roots:
+                if child not in walked:
                     stack.append(child)
     return deps
 

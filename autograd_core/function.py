@@ -117,8 +117,7 @@ class Op(Node):
                 return Tensor._make(_as_array(cls.forward(NOT_RECORDING, *inputs, **params)))
             ctx = cls.__new__(cls)
             _start_recording(ctx, inputs)
-            data = cls.forward(ctx, *inputs, **params)
-            out = Tensor._make(data if type(data) is np.ndarray else np.asarray(data), True, ctx)
+            out = Tensor._make(_as_array(cls.forward(ctx, *inputs, **params)), True, ctx)
             if cls.saves_result:
                 ctx._saved_result = SavedTensor(out, is_output=True)
             return out

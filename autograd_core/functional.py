@@ -7,8 +7,8 @@ At the bottom they are attached to ``Tensor`` as methods and operators.
 from __future__ import annotations
 
 import builtins
-import math
 import collections
+import math
 import numbers
 import warnings
 
