@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from . import dtypes, ops
+from . import dtypes, grad_mode, ops
 from .broadcast import broadcast_error
 from .tensor import Tensor, _type_name, _wrap_dim
 
@@ -811,6 +811,33 @@ def _reflected(f):
     return lambda self, other: f(other, self) if isinstance(other, _OPERANDS) else NotImplemented
 
 
+def _arithmetic(f, ufunc, reflected=False):
+    """``x + other``, ``x * other``, ``other - x``...: like ``_operator``, with a shortcut.
+
+    When nothing is recorded (under ``no_grad``, and inside every backward formula) and
+    nothing needs promoting (a float tensor with a Python number, or two tensors of one
+    float dtype and one shape), the result is exactly NumPy's: the operator goes straight
+    to ``ufunc`` instead of through type promotion, ``Op.apply`` and an unused ``ctx``.
+    """
+    def operator(self, other):
+        a = self._data
+        if a.dtype.kind == "f" and not (grad_mode._State.enabled and self._requires_grad):
+            if type(other) is float or type(other) is int:
+                b = other
+            elif type(other) is Tensor and other._data.dtype == a.dtype and other._data.shape == a.shape \
+                    and not (grad_mode._State.enabled and other._requires_grad):
+                b = other._data
+            else:
+                b = None
+            if b is not None:
+                out = ufunc(b, a) if reflected else ufunc(a, b)
+                return Tensor._make(out if type(out) is np.ndarray else np.asarray(out))  # 0-d: NumPy gives a scalar
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        return f(other, self) if reflected else f(self, other)
+    return operator
+
+
 _METHODS = dict(
     add=add, sub=sub, mul=mul, div=div, true_divide=true_divide, neg=neg, negative=neg, reciprocal=reciprocal,
     pow=pow, square=square, matmul=matmul, mm=mm, bmm=bmm, mv=mv, dot=dot, exp=exp, log=log, sqrt=sqrt, sin=sin, cos=cos,
@@ -839,9 +866,9 @@ Tensor.cpu = lambda self: self
 Tensor.contiguous = lambda self, memory_format=None: self if self._data.flags.c_contiguous else clone(self)
 Tensor.__getitem__ = index
 
-Tensor.__add__, Tensor.__radd__ = _operator(add), _reflected(add)
-Tensor.__sub__, Tensor.__rsub__ = _operator(sub), _reflected(sub)
-Tensor.__mul__, Tensor.__rmul__ = _operator(mul), _reflected(mul)
+Tensor.__add__, Tensor.__radd__ = _arithmetic(add, np.add), _arithmetic(add, np.add, reflected=True)
+Tensor.__sub__, Tensor.__rsub__ = _arithmetic(sub, np.subtract), _arithmetic(sub, np.subtract, reflected=True)
+Tensor.__mul__, Tensor.__rmul__ = _arithmetic(mul, np.multiply), _arithmetic(mul, np.multiply, reflected=True)
 Tensor.__truediv__, Tensor.__rtruediv__ = _operator(div), _reflected(div)
 Tensor.__pow__, Tensor.__rpow__ = _operator(pow), _reflected(pow)
 Tensor.__matmul__ = matmul
