@@ -15,7 +15,6 @@ After a node ran, its saved tensors are freed unless ``retain_graph=True``.
 from __future__ import annotations
 
 import heapq
-import itertools
 
 from . import grad_mode
 from .broadcast import sum_to_shape
@@ -143,21 +142,18 @@ def _run_post_hooks(node, grad_inputs, grad_outputs):
 
 
 class ReadyQueue:
-    """Nodes whose gradient is complete, in PyTorch's order.
-
-    Leaves (``AccumulateGrad``) first, so ``.grad`` is filled as soon as possible;
-    then the most recently created node; ties in arrival order.
-    """
+    """Nodes whose gradient is complete, in PyTorch's order: leaves (``AccumulateGrad``)
+    first, so ``.grad`` is filled as soon as possible; then the most recently created node.
+    Every node has its own place in that order (``_seq``), so there are no ties."""
 
     def __init__(self):
         self.heap = []
-        self._arrivals = itertools.count()
 
     def push(self, node):
-        heapq.heappush(self.heap, (-node._seq, next(self._arrivals), node))  # AccumulateGrad's _seq is inf
+        heapq.heappush(self.heap, (-node._seq, node))
 
     def pop(self):
-        return heapq.heappop(self.heap)[2]
+        return heapq.heappop(self.heap)[1]
 
 
 def _release_children(node, deps, ready):

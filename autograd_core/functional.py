@@ -821,7 +821,7 @@ def _arithmetic(f, ufunc, reflected=False):
     """
     def operator(self, other):
         a = self._data
-        if a.dtype.kind == "f" and not (grad_mode._State.enabled and self._requires_grad):
+        if not (grad_mode._State.enabled and self._requires_grad) and a.dtype.kind == "f":
             if type(other) is float or type(other) is int:
                 b = other
             elif type(other) is Tensor and other._data.dtype == a.dtype and other._data.shape == a.shape \

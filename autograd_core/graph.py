@@ -17,6 +17,7 @@ import itertools
 import re
 
 _sequence = itertools.count()  # creation order: backward runs newest node first
+_LEAVES_FIRST = 1 << 62  # added to an AccumulateGrad's place in that order
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -181,10 +182,10 @@ def _apply_tensor_hook(hook, grad):
 class AccumulateGrad(Node):
     """The end of every path: adds the incoming gradient into a leaf's ``.grad``."""
 
-    _seq = float("inf")  # ranks after every op node in creation order: leaves run first, as in PyTorch
-
     def __init__(self, variable):
         self.variable = variable
+        # Ranks above every op node in creation order: leaves run first, as in PyTorch.
+        self._seq = _LEAVES_FIRST + next(_sequence)
 
     def name(self):
         return "torch::autograd::AccumulateGrad"  # PyTorch's C++ name for it
