@@ -101,9 +101,9 @@ def run_backward(roots, grads, retain_graph=False, create_graph=False, capture=N
                     continue
 
             if type(node) is AccumulateGrad:
+                grad_inputs = ()  # first: the previous node's gradients are no longer held here
                 if grad_outputs[0] is not None:
                     node.accumulate(grad_outputs[0], create_graph)
-                grad_inputs = ()
             else:
                 grad_inputs = _call_backward(node, grad_outputs)
                 if not retain_graph:
@@ -119,6 +119,7 @@ def run_backward(roots, grads, retain_graph=False, create_graph=False, capture=N
                 deps[child] -= 1
                 if not deps[child]:
                     ready.push(child)
+            g = None  # the buffers hold the gradients now, the walk's variables none: a leaf may take its own
     return captured
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 
 _sequence = itertools.count()  # creation order: backward runs newest node first
 _LEAVES_FIRST = 1 << 62  # added to an AccumulateGrad's place in that order
@@ -191,14 +192,54 @@ class AccumulateGrad(Node):
         return "torch::autograd::AccumulateGrad"  # PyTorch's C++ name for it
 
     def accumulate(self, grad, create_graph):
+        """Called by the backward walk as ``node.accumulate(grad_outputs[0], ...)``: the walk's list
+        of incoming gradients holds ``grad``; ``_taking_is_safe`` counts on exactly that."""
         leaf = self.variable
-        for hook in list((leaf._hooks or {}).values()):
-            grad = _apply_tensor_hook(hook, grad)
+        if leaf._hooks:
+            for hook in list(leaf._hooks.values()):
+                grad = _apply_tensor_hook(hook, grad)
+        elif leaf._grad is None and not create_graph and _taking_is_safe(
+                sys.getrefcount(grad), sys.getrefcount(grad._data), grad, leaf):
+            leaf._grad = grad.detach()  # take the array as it is: nothing else can reach it (no copy)
+            return
         if leaf._grad is None:
-            # Own a copy: the same gradient array may also flow to another leaf.
+            # Own a copy: the same gradient may also flow to another leaf, or be held by user code.
             leaf._grad = grad if create_graph else grad.detach().clone()
         elif create_graph:
             leaf._grad = leaf._grad + grad
         else:
             leaf._grad._data += grad._data  # in place, like PyTorch: x.grad keeps its identity
             leaf._grad._version_counter.value += 1
+
+
+# -- taking a gradient instead of copying it ------------------------------------------
+# A leaf's first gradient is copied into ``.grad`` unless nothing else can reach it: then
+# the array is taken as it is (PyTorch "steals" it in the same case, checking the same
+# counts). ``sys.getrefcount`` tells how many references an object has; how many of them
+# a call itself adds depends on the Python version, so the counts expected for a gradient
+# that only the walk holds are measured once, below, in the same situation.
+
+def _taking_is_safe(references, data_references, grad, leaf):
+    """The two counts are ``sys.getrefcount`` of ``grad`` and of its array inside ``accumulate``."""
+    data = grad._data
+    return (
+        references <= _WALK_ONLY  # no hook, other node or user variable holds this tensor
+        and data_references <= _ONE_TENSOR  # no other tensor, view or saved value shares its array
+        and data.base is None and data.flags.writeable and data.flags.c_contiguous
+        and data.dtype == leaf._data.dtype and data.shape == leaf._data.shape
+    )
+
+
+def _measure_private_references():
+    import numpy as np
+
+    from .tensor import Tensor
+
+    def accumulate(grad):  # stands in for AccumulateGrad.accumulate: same argument, same call
+        return sys.getrefcount(grad), sys.getrefcount(grad._data)
+
+    grad_outputs = [Tensor._make(np.zeros(1))]  # the walk's list of incoming gradients
+    return accumulate(grad_outputs[0])
+
+
+_WALK_ONLY, _ONE_TENSOR = _measure_private_references()

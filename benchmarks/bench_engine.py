@@ -116,9 +116,9 @@ def mlp_torchlike(m):
             with m.no_grad():
                 W1 -= 0.01 * W1.grad
                 W2 -= 0.01 * W2.grad
-                W1.grad.zero_()
-                W2.grad.zero_()
-        return float(loss)
+                W1.grad = None  # as PyTorch's tutorials and optimizer.zero_grad() do
+                W2.grad = None
+        return loss.item()
     return run
 
 

@@ -319,3 +319,115 @@ def test_edges_and_needs_input_grad_keep_their_types_whatever_was_recorded_befor
         assert all(type(flag) is bool for flag in node.needs_input_grad)
     assert nodes[1].next_functions[0][1] == 1 and nodes[0].needs_input_grad == (True,)
     assert nodes[3].needs_input_grad == (False, True) and repr(nodes[3].next_functions[0]) == "(None, 0)"
+
+
+# --- a leaf's first gradient: taken when nothing else can reach it, copied otherwise ----------------
+@pytest.fixture
+def copies(monkeypatch):
+    """Counts the copies AccumulateGrad makes of a leaf's first gradient (Tensor.clone)."""
+    made = []
+    clone = torch.Tensor.clone
+    monkeypatch.setattr(torch.Tensor, "clone", lambda self, *a, **k: made.append(self) or clone(self, *a, **k))
+    return made
+
+
+def test_a_gradient_only_the_walk_holds_becomes_grad_without_a_copy(copies):
+    x = torch.ones(3, requires_grad=True)
+    w = torch.tensor([[1.0, -2.0], [3.0, 0.5], [-1.0, 2.0], [0.5, 1.0]], requires_grad=True)
+    (x * 2).sum().backward()
+    ((torch.ones(5, 4) @ w).relu() ** 2).mean().backward()
+    assert copies == []
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
+    np.testing.assert_allclose(w.grad.numpy(), [[3.5, 1.5]] * 4, rtol=1e-6)  # 5 rows x 2h/10
+    same_grad = x.grad
+    (x * 3).sum().backward()  # later passes add in place into the array that was taken
+    assert x.grad is same_grad and x.grad.tolist() == [5.0, 5.0, 5.0]
+
+
+def _user_function_keeping_its_gradient(kept):
+    class KeepGradient(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 1
+
+        @staticmethod
+        def backward(ctx, grad):
+            kept.append(grad * 2)
+            return kept[-1]
+
+    return KeepGradient
+
+
+def _cases_where_something_else_holds_the_gradient():
+    def two_leaves(x, kept):  # the same gradient flows to x and to y
+        y = torch.ones(3, requires_grad=True)
+        ((x + y) * 2).sum().backward()
+        kept.append(y.grad)
+
+    def user_gradient(x, kept):  # backward(gradient): the caller still holds it
+        kept.append(torch.tensor([1.0, 2.0, 3.0]))
+        x.backward(kept[-1])
+
+    def user_gradient_detached(x, kept):  # a new tensor, but the caller's memory
+        kept.append(torch.tensor([1.0, 2.0, 3.0]))
+        (x * 1).backward(kept[-1].detach())
+        x.grad = None
+        (x + 0).backward(kept[-1].detach())
+
+    def user_gradient_through_a_view(x, kept):  # the gradient x gets is a view of the caller's memory
+        kept.append(torch.tensor([1.0, 2.0, 3.0]))
+        x.reshape(1, 3).backward(kept[-1].reshape(1, 3))
+
+    def user_gradient_passed_through(x, kept):
+        kept.append(torch.tensor([1.0, 2.0, 3.0]))
+        (x + 0).backward(kept[-1])
+
+    def hook_on_a_non_leaf_keeps_it(x, kept):
+        y = x + 0
+        y.register_hook(kept.append)
+        (y * 2).sum().backward()
+
+    def retain_grad_of_a_non_leaf(x, kept):
+        y = x + 0
+        y.retain_grad()
+        (y * 2).sum().backward()
+        kept.append(y.grad)
+
+    def leaf_hook_returns_a_kept_tensor(x, kept):
+        kept.append(torch.tensor([4.0, 5.0, 6.0]))
+        x.register_hook(lambda grad: kept[0])
+        (x * 2).sum().backward()
+
+    def function_returns_a_kept_tensor(x, kept):
+        _user_function_keeping_its_gradient(kept).apply(x).sum().backward()
+
+    def function_returns_the_callers_memory(x, kept):  # a new tensor over an array kept elsewhere
+        kept.append(torch.from_numpy(np.array([7.0, 8.0, 9.0], dtype=np.float32)))
+
+        class Wrap(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a * 1
+
+            @staticmethod
+            def backward(ctx, grad):
+                return torch.from_numpy(kept[0].numpy())
+
+        Wrap.apply(x).sum().backward()
+
+    return [two_leaves, user_gradient, user_gradient_detached, user_gradient_through_a_view, user_gradient_passed_through, hook_on_a_non_leaf_keeps_it,
+            retain_grad_of_a_non_leaf, leaf_hook_returns_a_kept_tensor, function_returns_a_kept_tensor,
+            function_returns_the_callers_memory]
+
+
+@pytest.mark.parametrize("case", _cases_where_something_else_holds_the_gradient(), ids=lambda f: f.__name__)
+def test_a_gradient_something_else_can_reach_is_copied_into_grad(case):
+    x = torch.ones(3, requires_grad=True)
+    kept = []
+    case(x, kept)
+    assert kept and x.grad is not None
+    before = [k.numpy().copy() for k in kept]
+    for k in kept:
+        assert not np.shares_memory(x.grad.numpy(), k.numpy())
+    x.grad.zero_()  # changing x.grad changes nothing the user or another leaf holds
+    assert all(np.array_equal(k.numpy(), b) for k, b in zip(kept, before))
