@@ -811,27 +811,31 @@ def _reflected(f):
     return lambda self, other: f(other, self) if isinstance(other, _OPERANDS) else NotImplemented
 
 
-def _arithmetic(f, ufunc, reflected=False):
+def _arithmetic(f, ufunc, node=None, reflected=False):
     """``x + other``, ``x * other``, ``other - x``...: like ``_operator``, with a shortcut.
 
-    When nothing is recorded (under ``no_grad``, and inside every backward formula) and
-    nothing needs promoting (a float tensor with a Python number, or two tensors of one
-    float dtype and one shape), the result is exactly NumPy's: the operator goes straight
-    to ``ufunc`` instead of through type promotion, ``Op.apply`` and an unused ``ctx``.
+    In the common case (a float tensor with a Python number, or two tensors of one float
+    dtype and one shape) type promotion and broadcasting have nothing to do, so the
+    operator skips them: if something must be recorded it applies the ``node`` class
+    directly; if not (under ``no_grad``, and inside every backward formula) the result is
+    exactly NumPy's ``ufunc``. Every other case takes the full path through ``f``.
     """
     def operator(self, other):
         a = self._data
-        if not (grad_mode._State.enabled and self._requires_grad) and a.dtype.kind == "f":
+        if a.dtype.kind == "f":
             if type(other) is float or type(other) is int:
                 b = other
-            elif type(other) is Tensor and other._data.dtype == a.dtype and other._data.shape == a.shape \
-                    and not (grad_mode._State.enabled and other._requires_grad):
+            elif type(other) is Tensor and other._data.dtype == a.dtype and other._data.shape == a.shape:
                 b = other._data
             else:
                 b = None
             if b is not None:
-                out = ufunc(b, a) if reflected else ufunc(a, b)
-                return Tensor._make(out if type(out) is np.ndarray else np.asarray(out))  # 0-d: NumPy gives a scalar
+                if grad_mode._State.enabled and (self._requires_grad or type(other) is Tensor and other._requires_grad):
+                    if node is not None:
+                        return node.apply(self, other)
+                else:
+                    out = ufunc(b, a) if reflected else ufunc(a, b)
+                    return Tensor._make(out if type(out) is np.ndarray else np.asarray(out))  # 0-d: NumPy gives a scalar
         if not isinstance(other, _OPERANDS):
             return NotImplemented
         return f(other, self) if reflected else f(self, other)
@@ -866,9 +870,11 @@ Tensor.cpu = lambda self: self
 Tensor.contiguous = lambda self, memory_format=None: self if self._data.flags.c_contiguous else clone(self)
 Tensor.__getitem__ = index
 
-Tensor.__add__, Tensor.__radd__ = _arithmetic(add, np.add), _arithmetic(add, np.add, reflected=True)
-Tensor.__sub__, Tensor.__rsub__ = _arithmetic(sub, np.subtract), _arithmetic(sub, np.subtract, reflected=True)
-Tensor.__mul__, Tensor.__rmul__ = _arithmetic(mul, np.multiply), _arithmetic(mul, np.multiply, reflected=True)
+# (number + x and number * x record the same nodes as x + number and x * number; number - x is RsubBackward1.)
+Tensor.__add__ = Tensor.__radd__ = _arithmetic(add, np.add, ops.AddBackward0)
+Tensor.__mul__ = Tensor.__rmul__ = _arithmetic(mul, np.multiply, ops.MulBackward0)
+Tensor.__sub__ = _arithmetic(sub, np.subtract, ops.SubBackward0)
+Tensor.__rsub__ = _arithmetic(sub, np.subtract, reflected=True)
 Tensor.__truediv__, Tensor.__rtruediv__ = _operator(div), _reflected(div)
 Tensor.__pow__, Tensor.__rpow__ = _operator(pow), _reflected(pow)
 Tensor.__matmul__ = matmul
