@@ -68,15 +68,13 @@ def _start_recording(ctx, inputs):
             if t._requires_grad:
                 fn = t._grad_fn
                 nodes.append(fn if fn is not None else accumulator_of(t))
-                signature.append(t._output_nr)
+                signature += (t._output_nr, t._data.shape)
             else:
                 nodes.append(None)
-                signature.append(None)
-            signature.append(t._data.shape)
+                signature += (None, t._data.shape)
         else:  # a Python number
             nodes.append(None)
-            signature.append(None)
-            signature.append(None)
+            signature += (None, None)
     ctx._seq = next(_sequence)
     ctx._next_nodes = tuple(nodes)
     signature = tuple(signature)
