@@ -524,14 +524,25 @@ def reshape(input, *shape):
     return ops.ViewBackward0.apply(input, shape=shape)
 
 
+def _reshape_without_copy(array, shape):
+    """NumPy refuses exactly when the new shape would need a copy (that is when view() must fail)."""
+    if _RESHAPE_TAKES_COPY:
+        return np.reshape(array, shape, copy=False)  # ValueError if a copy is needed
+    probe = array.view()
+    probe.shape = shape  # NumPy < 2.1: AttributeError if a copy is needed
+    return probe
+
+
+_RESHAPE_TAKES_COPY = np.lib.NumpyVersion(np.__version__) >= "2.1.0"
+
+
 def view(input, *shape):
     if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
         raise RuntimeError("view(dtype) is not supported by autograd_core; use .to(dtype)")
     shape = _infer_shape(_shape_arg(shape), input._data.size)
-    probe = input._data.view()
     try:
-        probe.shape = shape  # NumPy refuses exactly when a copy would be needed
-    except AttributeError:
+        _reshape_without_copy(input._data, shape)
+    except (AttributeError, ValueError):
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one dimension spans across "
             "two contiguous subspaces). Use .reshape(...) instead."
