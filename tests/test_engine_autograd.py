@@ -344,18 +344,18 @@ def test_a_gradient_only_the_walk_holds_becomes_grad_without_a_copy(copies):
     assert x.grad is same_grad and x.grad.tolist() == [5.0, 5.0, 5.0]
 
 
-def _user_function_keeping_its_gradient(kept):
-    class KeepGradient(torch.autograd.Function):
+def _function_returning(gradient):
+    """A user Function (y = x) whose backward returns ``gradient(grad)``."""
+    class Returns(torch.autograd.Function):
         @staticmethod
         def forward(ctx, a):
             return a * 1
 
         @staticmethod
         def backward(ctx, grad):
-            kept.append(grad * 2)
-            return kept[-1]
+            return gradient(grad)
 
-    return KeepGradient
+    return Returns
 
 
 def _cases_where_something_else_holds_the_gradient():
@@ -399,25 +399,15 @@ def _cases_where_something_else_holds_the_gradient():
         (x * 2).sum().backward()
 
     def function_returns_a_kept_tensor(x, kept):
-        _user_function_keeping_its_gradient(kept).apply(x).sum().backward()
+        _function_returning(lambda grad: kept.append(grad * 2) or kept[-1]).apply(x).sum().backward()
 
     def function_returns_the_callers_memory(x, kept):  # a new tensor over an array kept elsewhere
         kept.append(torch.from_numpy(np.array([7.0, 8.0, 9.0], dtype=np.float32)))
+        _function_returning(lambda grad: torch.from_numpy(kept[0].numpy())).apply(x).sum().backward()
 
-        class Wrap(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, a):
-                return a * 1
-
-            @staticmethod
-            def backward(ctx, grad):
-                return torch.from_numpy(kept[0].numpy())
-
-        Wrap.apply(x).sum().backward()
-
-    return [two_leaves, user_gradient, user_gradient_detached, user_gradient_through_a_view, user_gradient_passed_through, hook_on_a_non_leaf_keeps_it,
-            retain_grad_of_a_non_leaf, leaf_hook_returns_a_kept_tensor, function_returns_a_kept_tensor,
-            function_returns_the_callers_memory]
+    return [two_leaves, user_gradient, user_gradient_detached, user_gradient_through_a_view,
+            user_gradient_passed_through, hook_on_a_non_leaf_keeps_it, retain_grad_of_a_non_leaf,
+            leaf_hook_returns_a_kept_tensor, function_returns_a_kept_tensor, function_returns_the_callers_memory]
 
 
 @pytest.mark.parametrize("case", _cases_where_something_else_holds_the_gradient(), ids=lambda f: f.__name__)
