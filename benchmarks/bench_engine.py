@@ -2,7 +2,7 @@
 
 Every workload runs for every engine in the same process, interleaved round by
 round (so a noisy neighbour slows all of them alike), and the script prints
-medians and ratios against the peers measured in this run. It is not a test:
+medians and ratios against the peers measured in the same rounds. It is not a test:
 timings on a shared machine are only meaningful as ratios.
 
     python benchmarks/bench_engine.py            # all workloads, 7 rounds
@@ -193,7 +193,7 @@ def engines(workload):
 
 
 def interleaved(runs, rounds):
-    """Median seconds per engine; each round runs every engine once, in a shuffled order
+    """Seconds per engine and round; each round runs every engine once, in a shuffled order
     (an engine's BLAS or OpenMP threads can still be busy when the next one starts: the
     shuffle spreads that over all of them instead of always slowing the same neighbour)."""
     times = {name: [] for name in runs}
@@ -206,7 +206,7 @@ def interleaved(runs, rounds):
             t = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - t)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+    return times
 
 
 # --- workload 3: a deep graph, in a fresh process per engine (peak memory) ------------------------------
@@ -281,14 +281,24 @@ def course_wall_time():
     return float(seconds), int(count)
 
 
-def table(title, medians, unit="ms", scale=1e3):
+PEERS = ("torch", "numpy (by hand)")
+
+
+def table(title, times, unit="ms", scale=1e3):
+    """Median time per engine, and its ratio to each peer as the median of the per-round
+    ratios: engines that ran in the same round met the same machine, so a slow stretch of
+    a shared machine cancels out of the ratio."""
     print(f"\n### {title}\n")
-    names = list(medians)
-    print("| engine | median | " + " | ".join(f"/ {n}" for n in ("torch", "numpy (by hand)") if n in medians) + " |")
-    print("|---|---|" + "---|" * sum(n in medians for n in ("torch", "numpy (by hand)")))
-    for name in names:
-        ratios = [f"{medians[name] / medians[p]:.2f}x" for p in ("torch", "numpy (by hand)") if p in medians]
-        print(f"| {name} | {medians[name] * scale:.1f} {unit} | " + " | ".join(ratios) + " |")
+    peers = [p for p in PEERS if p in times]
+    print("| engine | median | " + " | ".join(f"/ {p}" for p in peers) + " |")
+    print("|---|---|" + "---|" * len(peers))
+    summary = {}
+    for name, ts in times.items():
+        ratios = {p: statistics.median(t / u for t, u in zip(ts, times[p])) for p in peers}
+        summary[name] = {"median_seconds": statistics.median(ts), "ratios": ratios}
+        print(f"| {name} | {statistics.median(ts) * scale:.1f} {unit} | "
+              + " | ".join(f"{ratios[p]:.2f}x" for p in peers) + " |")
+    return summary
 
 
 def main():
@@ -299,10 +309,10 @@ def main():
     args = ap.parse_args()
     results = {}
 
-    results["chain"] = interleaved(engines("chain"), args.rounds)
-    table(f"Tiny-op overhead: {CHAIN} elementwise ops on a 2x2 tensor, then backward", results["chain"])
-    results["mlp"] = interleaved(engines("mlp"), args.rounds)
-    table(f"MLP: batch {BATCH}, {IN}->{HIDDEN}->{OUT} relu, float32, {STEPS} steps", results["mlp"])
+    results["chain"] = table(f"Tiny-op overhead: {CHAIN} elementwise ops on a 2x2 tensor, then backward",
+                             interleaved(engines("chain"), args.rounds))
+    results["mlp"] = table(f"MLP: batch {BATCH}, {IN}->{HIDDEN}->{OUT} relu, float32, {STEPS} steps",
+                           interleaved(engines("mlp"), args.rounds))
 
     print("\n### Deep graph: a chain of n ops, backward (fresh process each, median of 3)\n")
     print("| engine | n | seconds | microseconds per op | graph memory before backward (MiB) |\n|---|---|---|---|---|")
