@@ -169,54 +169,45 @@ def rebound_numpy(source, release):
                     "def square(x):\n    return x * x if numpy.isscalar(x) else x")
 
 
+def solved_then(release, code):
+    """The full solution, with ``code`` run right after ``square`` is defined (in its cell)."""
+    return answered(release, **{**SOLUTIONS, "square": SOLUTIONS["square"] + "\n" + code})
+
+
 def reads_instructor_files(course_root):
-    def build(source, release):
-        return answered(release, **{**SOLUTIONS, "square": SOLUTIONS["square"] + "\n"
-                                    f"leaked = open({str(course_root / 'source/sample_ex/sample_ex.ipynb')!r}).read()"})
-    return build
+    path = course_root / "source/sample_ex/sample_ex.ipynb"
+    return lambda source, release: solved_then(release, f"leaked = open({str(path)!r}).read()")
 
 
 def lists_instructor_files(course_root):
-    def build(source, release):
-        return answered(release, **{**SOLUTIONS, "square": SOLUTIONS["square"] + "\nimport os\n"
-                                    f"leaked = os.listdir({str(course_root / 'source')!r})"})
-    return build
+    return lambda source, release: solved_then(release, f"import os\nleaked = os.listdir({str(course_root / 'source')!r})")
 
 
 def writes_gradebook(course_root):
-    def build(source, release):
-        return answered(release, **{**SOLUTIONS, "square": SOLUTIONS["square"] + "\nimport sqlite3\n"
-                                    f"db = sqlite3.connect({str(course_root / 'gradebook.db')!r})\n"
-                                    "db.execute('UPDATE grade SET auto_score = 100')\ndb.commit()"})
-    return build
+    return lambda source, release: solved_then(
+        release, f"import sqlite3\ndb = sqlite3.connect({str(course_root / 'gradebook.db')!r})\n"
+                 "db.execute('UPDATE grade SET auto_score = 100')\ndb.commit()")
 
 
 def overwrites_classmate(course_root):
-    def build(source, release):
-        target = course_root / "submitted" / "solution" / "sample_ex" / "sample_ex.ipynb"
-        return answered(release, **{**SOLUTIONS, "square": SOLUTIONS["square"] + "\n"
-                                    f"open({str(target)!r}, 'w').write('{{}}')"})
-    return build
+    target = course_root / "submitted" / "solution" / "sample_ex" / "sample_ex.ipynb"
+    return lambda source, release: solved_then(release, f"open({str(target)!r}, 'w').write('{{}}')")
 
 
 def disables_audit_hook(course_root):
     # switch the in-process audit hook off, then read the gradebook: the kernel (Landlock) refuses
-    def build(source, release):
-        return answered(release, **{**SOLUTIONS, "square": SOLUTIONS["square"] + "\nimport gc\n"
-                                    "for hook in [o for o in gc.get_objects() if type(o).__name__ == 'AuditHook']:\n"
-                                    "    hook.active = False\n"
-                                    f"leaked = open({str(course_root / 'gradebook.db')!r}, 'rb').read(16)"})
-    return build
+    return lambda source, release: solved_then(
+        release, "import gc\nfor hook in [o for o in gc.get_objects() if type(o).__name__ == 'AuditHook']:\n"
+                 "    hook.active = False\n"
+                 f"leaked = open({str(course_root / 'gradebook.db')!r}, 'rb').read(16)")
 
 
 def kills_grader(source, release):
-    return answered(release, **{**SOLUTIONS, "square": SOLUTIONS["square"] + "\nimport os, signal\n"
-                                "os.kill(os.getppid(), signal.SIGKILL)"})
+    return solved_then(release, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)")
 
 
 def spawns_shell(source, release):
-    return answered(release, **{**SOLUTIONS, "square": SOLUTIONS["square"] + "\nimport subprocess\n"
-                                "subprocess.run(['cat', '/etc/hostname'])"})
+    return solved_then(release, "import subprocess\nsubprocess.run(['cat', '/etc/hostname'])")
 
 
 def cases(course_root):
