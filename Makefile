@@ -34,7 +34,9 @@ lab: setup lab-check
 lab-check: setup
 	@$(BIN)/python scripts/lab.py --check
 
+# ruff (configured in pyproject.toml) first: a lint error fails fast, before the long tests.
 test: setup-test
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
 # The engine and grading benchmarks with their peers (PyTorch CPU, MyGrad, HIPS autograd);

@@ -6,21 +6,33 @@
     out.backward()
     print(x.grad)          # tensor([[4.5000, 4.5000], [4.5000, 4.5000]])
 
-Where things live:
-    tensor.py      the Tensor: data, requires_grad, grad, grad_fn, in-place changes
-    ops.py         every operation's forward and backward, side by side
-    functional.py  the public operations (torch.exp(x) and x.exp()), argument checks
-    function.py    how an operation call becomes a graph node; autograd.Function
-    graph.py       graph nodes, AccumulateGrad, saved tensors and hooks
-    backward.py    the backward pass: an iterative walk over the graph
-    broadcast.py   undoing broadcasting in gradients
-    grad_mode.py   no_grad, enable_grad, set_grad_enabled
-    creation.py    tensor, ones, zeros, arange, rand, manual_seed, ...
-    printing.py    printing tensors exactly as PyTorch does
-    dtypes.py      dtypes, Size, device
-    autograd/      torch.autograd: backward, grad, Function, gradcheck
+Where things live, in layers. A module imports only from layers below its own, so
+the engine reads bottom up (tests/test_engine_layers.py holds the code to this map):
+
+    9  __init__.py    the package: torch.<name> for every registered operation
+    8  methods.py     Tensor's methods and operators, all attached in this one place
+    7  autograd/      torch.autograd: backward, grad, Function, gradcheck
+       indexing.py    x[key] and x[key] = value
+    6  functional.py  the public operations (argument checks, PyTorch's errors) and the
+                      registry that names each one once: torch.exp(x) and x.exp()
+       backward.py    the backward pass: an iterative walk over the graph
+       inplace.py     x.add_(y), x += y, x.zero_(): writing into a tensor
+    5  ops.py         every operation's forward and backward, side by side
+    4  function.py    how an operation call becomes a graph node; autograd.Function
+    3  graph.py       graph nodes, AccumulateGrad, saved tensors
+    2  _speed.py      shortcuts that exist only for speed, and the switch that turns them off
+       creation.py    tensor, ones, zeros, arange, rand, manual_seed, ...
+    1  tensor.py      the Tensor: data, requires_grad, grad, grad_fn, conversions
+    0  dtypes.py      dtypes, Size, device
+       grad_mode.py   no_grad, enable_grad, set_grad_enabled
+       printing.py    printing tensors exactly as PyTorch does
+       broadcast.py   broadcasting: undone in gradients, PyTorch's error where shapes do not fit
+       hooks.py       hook handles, and how a hook replaces a gradient
+
+Adding an operation (``atan``, say) takes its node class in ops.py and one line in
+functional.py's registry; docs/engine.md shows both.
 """
-from . import autograd
+from . import autograd, methods
 from .creation import (
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, normal, ones,
     ones_like, rand, rand_like, randint, randn, randn_like, randperm, seed, tensor, zeros, zeros_like,
@@ -29,27 +41,12 @@ from .dtypes import (
     Size, bool, device, double, dtype, float, float16, float32, float64, get_default_dtype, half, int, int8,
     int16, int32, int64, long, set_default_dtype, short, uint8,
 )
-from .functional import (
-    abs, add, all, allclose, any, argmax, argmin, bmm, cat, chunk, clamp, clip, clone, concat, cos, cumsum, div, dot, eq,
-    equal, exp, flatten, gather, ge, gt, isclose, isnan, le, log, log_softmax, logical_and, logical_not,
-    logical_or, lt, matmul, max, maximum, mean, min, minimum, mm, mul, mv, narrow, ne, neg, norm, permute, pow,
-    reciprocal, relu, reshape, rsub, select, sigmoid, sign, sin, softmax, split, sqrt, square, squeeze, stack,
-    std, sub, sum, swapaxes, t, tanh, transpose, true_divide, unbind, unsqueeze, var, where,
-)
+from .functional import FUNCTIONS
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .printing import set_printoptions
 from .tensor import Tensor
 
 __version__ = "0.1.0"
 
-
-def is_tensor(obj):
-    return isinstance(obj, Tensor)
-
-
-def numel(input):
-    return input.numel()
-
-
-def detach(input):
-    return input.detach()
+methods.attach()
+globals().update(FUNCTIONS)  # torch.exp, torch.sum, ...: every operation functional.py registers

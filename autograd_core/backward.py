@@ -1,16 +1,26 @@
-"""The backward pass: walking the recorded graph from the output back to the leaves.
+"""The backward pass: walking the recorded graph from the outputs back to the leaves.
 
-Two small steps, both loops (no recursion, so a chain of 100,000 ops is fine):
+The walk, as the textbook writes it (``walk`` below; loops only, no recursion, so a
+chain of 100,000 ops is fine):
 
-1. ``count_dependencies``: from the roots, count for every reachable node how
-   many edges point at it. A node may only run once all of them delivered
-   their gradient, because its gradient is the *sum* of what arrives.
-2. ``run_backward``: start with the roots' gradients; repeatedly take a node
-   whose gradient is complete (the newest first, like PyTorch), call its
-   ``backward``, undo broadcasting, and add each result into the buffer of
-   the node it flows to. ``AccumulateGrad`` nodes add into ``leaf.grad``.
+    deps  = count_dependencies(roots)   # for each node: how many edges lead into it
+    ready = the roots
+    while ready:
+        node = ready.pop()                      # every gradient for it has arrived
+        grad_inputs = node.backward(*buffers.pop(node))
+        for (child, g) in zip(node's input edges, grad_inputs):
+            buffers[child] += g                 # a node's gradient is the sum of what arrives
+            deps[child] -= 1
+            if deps[child] == 0: ready.push(child)
 
-After a node ran, its saved tensors are freed unless ``retain_graph=True``.
+``ready`` hands out the newest node first, as PyTorch does; an ``AccumulateGrad``
+node (a leaf) adds what arrives into ``leaf.grad``. Each node's gradients are
+brought back to its inputs' shapes (``broadcast.sum_to_shape``), and after a node ran
+its saved tensors are freed unless ``retain_graph=True``.
+
+Two ways to use the walk: ``run_backward`` (``tensor.backward()``: the gradients go into
+the leaves' ``.grad``) and ``capture_grads`` (``autograd.grad``: the gradients that reach
+the inputs are returned instead, and only nodes on a path to an input run).
 """
 from __future__ import annotations
 
@@ -19,7 +29,78 @@ import heapq
 from . import grad_mode
 from .broadcast import sum_to_shape
 from .graph import AccumulateGrad
-from .tensor import Tensor
+
+
+def run_backward(roots, grads, retain_graph=False, create_graph=False):
+    """Propagate ``grads`` from ``roots`` (a list of ``(node, output_nr)``) into the leaves' ``.grad``."""
+    walk(roots, grads, run_node, retain_graph, create_graph)
+
+
+def capture_grads(roots, grads, targets, retain_graph=False, create_graph=False):
+    """Propagate ``grads`` from ``roots`` and return, in a list, the gradients that reach
+    ``targets`` (a dict ``{(node, output_nr): slot}``): that is ``autograd.grad``.
+    Nothing is added to any ``.grad``; a node runs only if a target lies below it."""
+    captured = [None] * len(set(targets.values()))
+    needed = nodes_to_run([node for node, _ in roots], {node for node, _ in targets})
+
+    def run_if_needed(node, grad_outputs, retain_graph, create_graph):
+        for nr, g in enumerate(grad_outputs):
+            slot = targets.get((node, nr))
+            if slot is not None and g is not None:
+                captured[slot] = g if captured[slot] is None else captured[slot] + g
+        if node in needed and type(node) is not AccumulateGrad:
+            return run_node(node, grad_outputs, retain_graph, create_graph)
+        return (None,) * len(node._next_nodes)  # nothing flows on, but its inputs are no longer waiting
+
+    walk(roots, grads, run_if_needed, retain_graph, create_graph)
+    return captured
+
+
+def walk(roots, grads, run, retain_graph, create_graph):
+    """The walk of the module's docstring; ``run(node, grad_outputs, ...)`` returns ``grad_inputs``."""
+    deps = count_dependencies([node for node, _ in roots])
+    buffers = {}
+    for (node, nr), g in zip(roots, grads):
+        _add_to_buffer(buffers, node, nr, g)
+    ready = ReadyQueue(node for node, _ in roots if not deps.get(node))
+    with grad_mode.set_grad_enabled(create_graph):
+        while ready.heap:
+            node = ready.pop()
+            grad_outputs = buffers.pop(node, None) or [None]
+            if node._pre_hooks:
+                grad_outputs = _run_pre_hooks(node, grad_outputs)
+            # One call, so that no variable of this loop still holds a gradient when the
+            # next node runs: a leaf can then take its gradient without a copy.
+            _send(node, run(node, grad_outputs, retain_graph, create_graph), buffers, deps, ready)
+
+
+def _send(node, grad_inputs, buffers, deps, ready):
+    """Each input's gradient into the buffer of the node it flows to; a node whose last
+    edge delivered is ready."""
+    for child, nr, g in zip(node._next_nodes, node._next_nrs, grad_inputs):
+        if child is None:  # a constant input: its gradient goes nowhere
+            continue
+        if g is not None:
+            _add_to_buffer(buffers, child, nr, g)
+        deps[child] -= 1
+        if not deps[child]:
+            ready.push(child)
+
+
+def run_node(node, grad_outputs, retain_graph, create_graph):
+    """One step of the walk: a leaf's ``AccumulateGrad`` adds into ``.grad``; any other node
+    runs its backward formula (then frees what it saved, unless ``retain_graph``)."""
+    if type(node) is AccumulateGrad:
+        if grad_outputs[0] is not None:
+            node.accumulate(grad_outputs[0], create_graph)
+        grad_inputs = ()
+    else:
+        grad_inputs = _call_backward(node, grad_outputs)
+        if not retain_graph:
+            node.release_saved_tensors()
+    if node._post_hooks:
+        grad_inputs = _run_post_hooks(node, grad_inputs, grad_outputs)
+    return grad_inputs
 
 
 def count_dependencies(roots):
@@ -41,9 +122,9 @@ def count_dependencies(roots):
     return deps
 
 
-def nodes_to_run(roots, targets, deps):
+def nodes_to_run(roots, targets):
     """The nodes whose backward must run for gradients to reach ``targets``."""
-    order, pending = [], dict(deps)
+    order, pending = [], count_dependencies(roots)
     ready = [r for r in set(roots) if pending.get(r, 0) == 0]
     while ready:  # a topological order, by Kahn's algorithm
         node = ready.pop()
@@ -59,68 +140,6 @@ def nodes_to_run(roots, targets, deps):
             run.add(node)
             leads.add(node)
     return run
-
-
-def run_backward(roots, grads, retain_graph=False, create_graph=False, capture=None):
-    """Propagate ``grads`` from ``roots`` (a list of ``(node, output_nr)``).
-
-    With ``capture`` (a dict ``{(node, output_nr): slot}``), the gradients that
-    reach those edges are returned in a list instead of being accumulated into
-    ``.grad``: that is ``autograd.grad``.
-    """
-    root_nodes = [node for node, _ in roots]
-    deps = count_dependencies(root_nodes)
-    needed = None
-    captured = None
-    if capture is not None:
-        captured = [None] * len(set(capture.values()))
-        needed = nodes_to_run(root_nodes, {node for node, _ in capture}, deps)
-
-    buffers = {}
-    for (node, nr), g in zip(roots, grads):
-        _add_to_buffer(buffers, node, nr, g)
-
-    ready = ReadyQueue()
-    for node in dict.fromkeys(root_nodes):
-        if deps.get(node, 0) == 0:
-            ready.push(node)
-
-    with grad_mode.set_grad_enabled(create_graph):
-        while ready.heap:
-            node = ready.pop()
-            grad_outputs = buffers.pop(node, None) or [None]
-            if node._pre_hooks:
-                grad_outputs = _run_pre_hooks(node, grad_outputs)
-            if capture is not None:
-                for nr, g in enumerate(grad_outputs):
-                    slot = capture.get((node, nr))
-                    if slot is not None and g is not None:
-                        captured[slot] = g if captured[slot] is None else captured[slot] + g
-                if node not in needed or type(node) is AccumulateGrad:
-                    _release_children(node, deps, ready)
-                    continue
-
-            if type(node) is AccumulateGrad:
-                grad_inputs = ()  # first: the previous node's gradients are no longer held here
-                if grad_outputs[0] is not None:
-                    node.accumulate(grad_outputs[0], create_graph)
-            else:
-                grad_inputs = _call_backward(node, grad_outputs)
-                if not retain_graph:
-                    node.release_saved_tensors()
-            if node._post_hooks:
-                grad_inputs = _run_post_hooks(node, grad_inputs, grad_outputs)
-
-            for child, nr, g in zip(node._next_nodes, node._next_nrs, grad_inputs):
-                if child is None:  # a constant input: its gradient goes nowhere
-                    continue
-                if g is not None:
-                    _add_to_buffer(buffers, child, nr, g)
-                deps[child] -= 1
-                if not deps[child]:
-                    ready.push(child)
-            g = None  # the buffers hold the gradients now, the walk's variables none: a leaf may take its own
-    return captured
 
 
 def _run_pre_hooks(node, grad_outputs):
@@ -147,22 +166,16 @@ class ReadyQueue:
     first, so ``.grad`` is filled as soon as possible; then the most recently created node.
     Every node has its own place in that order (``_seq``), so there are no ties."""
 
-    def __init__(self):
+    def __init__(self, nodes=()):
         self.heap = []
+        for node in dict.fromkeys(nodes):
+            self.push(node)
 
     def push(self, node):
         heapq.heappush(self.heap, (-node._seq, node))
 
     def pop(self):
         return heapq.heappop(self.heap)[1]
-
-
-def _release_children(node, deps, ready):
-    for child in node._next_nodes:
-        if child is not None:
-            deps[child] -= 1
-            if deps[child] == 0:
-                ready.push(child)
 
 
 def _add_to_buffer(buffers, node, nr, grad):

@@ -7,6 +7,8 @@ calls ``sum_to_shape`` on every gradient an op returns, so no op has to.
 """
 from __future__ import annotations
 
+import numpy as np
+
 
 def sum_to_shape(grad, shape):
     """Sum ``grad`` (a Tensor) over the dims that broadcasting added or stretched."""
@@ -20,6 +22,14 @@ def sum_to_shape(grad, shape):
     if dims:
         grad = grad.sum(dim=dims, keepdim=True)
     return grad.reshape(shape) if grad._data.shape != shape else grad
+
+
+def check_broadcast(a_shape, b_shape):
+    """PyTorch's error if two shapes cannot be broadcast together."""
+    try:
+        np.broadcast_shapes(a_shape, b_shape)
+    except ValueError:
+        raise broadcast_error(a_shape, b_shape) from None
 
 
 def broadcast_error(a_shape, b_shape):

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from . import dtypes
-from .tensor import Tensor, warn_scalar_conversion
+from .tensor import Tensor, check_can_require_grad, warn_scalar_conversion
 
 _generator = [np.random.default_rng()]
 
@@ -30,8 +30,8 @@ def _finish(data, dtype, requires_grad):
     """Cast to ``dtype`` and apply ``requires_grad`` with PyTorch's check."""
     if dtype is not None:
         data = data.astype(dtypes.as_dtype(dtype).numpy, copy=False)
-    if requires_grad and data.dtype.kind != "f":
-        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    if requires_grad:
+        check_can_require_grad(data, "torch.tensor(..., requires_grad=True)")
     return Tensor._make(data, builtins.bool(requires_grad))
 
 

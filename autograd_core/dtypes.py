@@ -43,11 +43,11 @@ int8 = dtype("int8", np.int8, 1, "CharTensor")
 int16 = dtype("int16", np.int16, 1, "ShortTensor")
 int32 = dtype("int32", np.int32, 1, "IntTensor")
 int64 = dtype("int64", np.int64, 1, "LongTensor")
-bool = dtype("bool", np.bool_, 0, "BoolTensor")  # noqa: A001 - PyTorch's name
+bool = dtype("bool", np.bool_, 0, "BoolTensor")  # PyTorch's names, though they shadow Python's
 
 # PyTorch's aliases.
-half, float, double = float16, float32, float64  # noqa: A001
-short, int, long = int16, int32, int64  # noqa: A001
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
 
 ALL_DTYPES = (float16, float32, float64, uint8, int8, int16, int32, int64, bool)
 _BY_NUMPY = {d.numpy: d for d in ALL_DTYPES}
@@ -159,7 +159,7 @@ class device:
 
     __slots__ = ("type",)
 
-    def __init__(self, type="cpu"):  # noqa: A002 - PyTorch's name
+    def __init__(self, type="cpu"):  # PyTorch's name for the argument
         type = getattr(type, "type", type)
         if type != "cpu":
             raise RuntimeError(f"autograd_core runs on the CPU only; device {type!r} is not available")

@@ -5,7 +5,7 @@ share this path. An operation is a class with two static methods side by side:
 
     class MulBackward0(Op):
         @staticmethod
-        def forward(ctx, a, b):            # NumPy arrays in, NumPy array out
+        def forward(ctx, a, b):            # tensors in, a NumPy array out
             ctx.save_for_backward(a, b)
             return a._data * b._data
         @staticmethod
@@ -24,10 +24,9 @@ import weakref
 
 import numpy as np
 
-from . import grad_mode
+from . import _speed, grad_mode
 from .graph import AccumulateGrad, Node, SavedTensor, _sequence
 from .tensor import Tensor
-
 
 
 class _NotRecording:
@@ -77,27 +76,14 @@ def _start_recording(ctx, inputs):
             signature += (None, None)
     ctx._seq = next(_sequence)
     ctx._next_nodes = tuple(nodes)
-    signature = tuple(signature)
-    described = _DESCRIPTIONS.get(signature) or _describe_inputs(signature)
+    described = _speed.shared_description(tuple(signature), _describe_inputs)
     ctx._next_nrs, ctx.needs_input_grad, ctx._input_shapes = described
 
 
-_DESCRIPTIONS = {}
-
-
 def _describe_inputs(signature):
-    """Output numbers, needs_input_grad and shapes of a node's inputs, for a signature not
-    seen before. Kept in ``_DESCRIPTIONS``: every node with the same signature shares these
-    tuple objects, so that a large graph holds fewer objects for Python's garbage collector."""
-    if len(_DESCRIPTIONS) > 10_000:
-        _DESCRIPTIONS.clear()
+    """Output numbers, needs_input_grad and shapes of a node's inputs, from its signature."""
     nrs = signature[0::2]
-    described = _DESCRIPTIONS[signature] = (
-        tuple(0 if nr is None else nr for nr in nrs),
-        tuple(nr is not None for nr in nrs),
-        signature[1::2],
-    )
-    return described
+    return tuple(0 if nr is None else nr for nr in nrs), tuple(nr is not None for nr in nrs), signature[1::2]
 
 
 class Op(Node):
@@ -194,7 +180,10 @@ class Function:
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        raise NotImplementedError("You must implement either the backward or vjp method for your custom autograd.Function to use it with backward mode AD.")
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom autograd.Function to use it "
+            "with backward mode AD."
+        )
 
     @classmethod
     def apply(cls, *args, **kwargs):

@@ -1,8 +1,11 @@
-"""The public operations: each is both ``torch.name(x, ...)`` and ``x.name(...)``.
+"""The public operations, and the registry that names each of them once.
 
 These functions check and prepare their arguments (type promotion, dims,
 PyTorch's error messages) and hand the work to a node class in ``ops.py``.
-At the bottom they are attached to ``Tensor`` as methods and operators.
+Each is registered where it is defined, with ``@public``: that one line makes it
+``torch.name`` (``FUNCTIONS``, which the package exports) and ``x.name``
+(``METHODS``, which ``methods.py`` attaches to ``Tensor``). An elementwise function
+of one tensor is a single line of the table ``ELEMENTWISE``.
 """
 from __future__ import annotations
 
@@ -14,11 +17,34 @@ import warnings
 
 import numpy as np
 
-from . import dtypes, grad_mode, ops
-from .broadcast import broadcast_error
+from . import _speed, dtypes, ops
+from .broadcast import check_broadcast
 from .tensor import Tensor, _type_name, _wrap_dim
 
 _SCALARS = (builtins.int, builtins.float, builtins.bool, np.number, np.bool_)
+
+# --- the registry -------------------------------------------------------------------------
+FUNCTIONS = {}  # torch.<name>: autograd_core exports every one of these
+METHODS = {}  # x.<name>: methods.py attaches every one of these to Tensor
+
+
+def register(name, f, function=True, method=True):
+    if function:
+        FUNCTIONS[name] = f
+    if method:
+        METHODS[name] = f
+    return f
+
+
+def public(*aliases, function=True, method=True):
+    """Decorator: the function below is ``torch.<its name>`` and ``x.<its name>``, and so are
+    its ``aliases``; ``function=False`` or ``method=False`` where PyTorch has only one of the two."""
+    def decorate(f):
+        for name in (f.__name__, *aliases):
+            register(name, f, function, method)
+        return f
+
+    return decorate
 
 
 # --- type promotion ----------------------------------------------------------------------
@@ -27,16 +53,7 @@ def _coerce(a, b):
 
     Python numbers stay numbers (NumPy then keeps the tensor's dtype, as PyTorch does).
     """
-    # The common cases first, cheaply: they are on every operation's path.
-    if type(a) is Tensor:
-        if type(b) is Tensor:
-            if a._data.dtype == b._data.dtype:
-                if a._data.shape != b._data.shape:
-                    _check_broadcast(a, b)
-                return a, b
-        elif (type(b) is float or type(b) is int) and a._data.dtype.kind == "f":
-            return a, b  # a number never changes a float tensor's dtype
-    elif type(b) is Tensor and (type(a) is float or type(a) is int) and b._data.dtype.kind == "f":
+    if _speed.enabled and _speed.operands_ready(a, b):
         return a, b
     return _coerce_general(a, b)
 
@@ -65,20 +82,13 @@ def _coerce_general(a, b):
     raise TypeError("expected at least one Tensor operand")
 
 
-def _binary(op, a, b):
-    a, b = _coerce(a, b)
-    return op.apply(a, b)
-
-
 def _check_broadcast(a, b):
     if type(a) is Tensor and type(b) is Tensor and a._data.shape != b._data.shape:
-        try:
-            np.broadcast_shapes(a._data.shape, b._data.shape)
-        except ValueError:
-            raise broadcast_error(a._data.shape, b._data.shape) from None
+        check_broadcast(a._data.shape, b._data.shape)
 
 
 # --- arithmetic -------------------------------------------------------------------------
+@public()
 def add(input, other, *, alpha=1):
     a, b = _coerce(input, other)
     if type(a) is not Tensor:  # number + tensor
@@ -90,6 +100,7 @@ def _is_bool(x):
     return isinstance(x, (builtins.bool, np.bool_)) or (type(x) is Tensor and x._data.dtype.kind == "b")
 
 
+@public()
 def sub(input, other, *, alpha=1):
     if _is_bool(input) and _is_bool(other):
         raise RuntimeError(
@@ -107,10 +118,12 @@ def sub(input, other, *, alpha=1):
     return ops.SubBackward0.apply(a, b, alpha=alpha)
 
 
+@public(method=False)
 def rsub(input, other):
     return sub(other, input)
 
 
+@public()
 def mul(input, other):
     a, b = _coerce(input, other)
     if type(a) is not Tensor:
@@ -118,6 +131,7 @@ def mul(input, other):
     return ops.MulBackward0.apply(a, b)
 
 
+@public()
 def div(input, other):
     a, b = _coerce(input, other)
     if type(a) is not Tensor:  # number / tensor = number * (1 / tensor), as PyTorch records it
@@ -133,19 +147,23 @@ def _to_float(t):
     return t if t._data.dtype.kind == "f" else t.to(dtypes.get_default_dtype())
 
 
+@public()
 def true_divide(input, other):
     return div(input, other)
 
 
+@public("negative")
 def neg(input):
     return ops.NegBackward0.apply(input)
 
 
+@public()
 def reciprocal(input):
     return ops.ReciprocalBackward0.apply(_to_float(input))
 
 
-def pow(input, exponent):  # noqa: A001
+@public()
+def pow(input, exponent):
     if type(input) is not Tensor:  # number ** tensor
         b = exponent if exponent._data.dtype.kind == "f" or isinstance(input, builtins.int) else _to_float(exponent)
         if b._data.dtype.kind == "b":
@@ -167,10 +185,12 @@ def _no_bool_pow(a):
         raise NotImplementedError('"pow" not implemented for \'Bool\'')
 
 
+@public()
 def square(input):
     return pow(input, 2)
 
 
+@public()
 def matmul(input, other):
     """``@``: dot for two vectors, mv, mm, or a batched product for more dims."""
     a, b = input, other
@@ -209,10 +229,11 @@ def matmul(input, other):
     return out.squeeze(-2) if a.ndim == 1 else out
 
 
+@public()
 def bmm(input, mat2):
     """Batched matrix product of two 3-d tensors: (b, n, k) @ (b, k, m)."""
     if input.ndim != 3 or mat2.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor" if input.ndim != 3 else "batch2 must be a 3D tensor")
+        raise RuntimeError("batch1 must be a 3D tensor" if input.ndim != 3 else "batch2 must be a 3D tensor")
     _same_dtype(input, mat2, "expected scalar type {} but found {}")
     if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
         raise RuntimeError(
@@ -228,10 +249,11 @@ def _same_dtype(a, b, message):
         raise RuntimeError(message.format(names.get(a.dtype.name, a.dtype.name), names.get(b.dtype.name, b.dtype.name)))
 
 
+@public()
 def mm(input, mat2):
     a, b = input._data, mat2._data  # the checks read the arrays: they run on every product
     if a.ndim != 2:
-        raise RuntimeError(f"self must be a matrix")
+        raise RuntimeError("self must be a matrix")
     if b.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
     _same_dtype(input, mat2, "expected m1 and m2 to have the same dtype, but got: {} != {}")
@@ -243,6 +265,7 @@ def mm(input, mat2):
     return ops.MmBackward0.apply(input, mat2)
 
 
+@public()
 def mv(input, vec):
     if input._data.ndim != 2 or vec._data.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {vec.ndim}, {input.ndim}, {vec.ndim}")
@@ -253,6 +276,7 @@ def mv(input, vec):
     return ops.MvBackward0.apply(input, vec)
 
 
+@public()
 def dot(input, other):
     if input._data.ndim != 1 or other._data.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
@@ -270,51 +294,61 @@ def dot(input, other):
 
 
 # --- elementwise functions -------------------------------------------------------------------
-def _unary(op):
+def elementwise(name, node, what):
+    """Register ``torch.name(x)`` and ``x.name()``: ``node`` applied to ``x`` (integers become floats)."""
     def function(input):
         if type(input) is not Tensor:
-            raise TypeError(f"{op.__name__[:-9].lower()}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
-        return op.apply(_to_float(input))
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        return node.apply(_to_float(input))
 
-    return function
-
-
-exp = _unary(ops.ExpBackward0)
-log = _unary(ops.LogBackward0)
-sqrt = _unary(ops.SqrtBackward0)
-sin = _unary(ops.SinBackward0)
-cos = _unary(ops.CosBackward0)
-tanh = _unary(ops.TanhBackward0)
-sigmoid = _unary(ops.SigmoidBackward0)
-for _f, _doc in ((exp, "e to the power of each element"), (log, "natural logarithm"), (sqrt, "square root"),
-                 (sin, "sine"), (cos, "cosine"), (tanh, "hyperbolic tangent"), (sigmoid, "1 / (1 + exp(-x))")):
-    _f.__doc__ = f"Elementwise {_doc}."
-del _f, _doc
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"Elementwise {what}."
+    return register(name, function)
 
 
-def abs(input):  # noqa: A001
+ELEMENTWISE = [  # one line an operation: its name, its node class in ops.py, what it computes
+    ("exp", ops.ExpBackward0, "e to the power of each element"),
+    ("log", ops.LogBackward0, "natural logarithm"),
+    ("sqrt", ops.SqrtBackward0, "square root"),
+    ("sin", ops.SinBackward0, "sine"),
+    ("cos", ops.CosBackward0, "cosine"),
+    ("tanh", ops.TanhBackward0, "hyperbolic tangent"),
+    ("sigmoid", ops.SigmoidBackward0, "1 / (1 + exp(-x))"),
+]
+for _name, _node, _what in ELEMENTWISE:
+    elementwise(_name, _node, _what)
+del _name, _node, _what
+
+
+@public()
+def abs(input):
     return ops.AbsBackward0.apply(input)
 
 
+@public()
 def sign(input):
     return ops.SignBackward0.apply(input)
 
 
+@public()
 def relu(input):
     return ops.ReluBackward0.apply(input)
 
 
+@public()
 def maximum(input, other):
     a, b = _coerce(input, other)
     return ops.MaximumBackward0.apply(a, b)
 
 
+@public()
 def minimum(input, other):
     a, b = _coerce(input, other)
     return ops.MinimumBackward0.apply(a, b)
 
 
-def clamp(input, min=None, max=None):  # noqa: A002
+@public("clip")
+def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if type(min) is Tensor or type(max) is Tensor:
@@ -329,9 +363,7 @@ def clamp(input, min=None, max=None):  # noqa: A002
     return ops.ClampBackward1.apply(input, min=min, max=max)
 
 
-clip = clamp
-
-
+@public(method=False)
 def where(condition, input, other):
     condition = condition if type(condition) is Tensor else Tensor._make(np.asarray(condition))
     if condition._data.dtype.kind != "b":
@@ -343,69 +375,83 @@ def where(condition, input, other):
 
 
 # --- comparisons (no gradient: they return bool tensors) -------------------------------------
-def _comparison(ufunc):
+def _comparison(name, ufunc):
     def compare(input, other):
         a, b = _coerce(input, other)
         return Tensor._make(np.asarray(ufunc(ops._data(a), ops._data(b))))
 
+    compare.__name__ = compare.__qualname__ = name
     compare.__doc__ = f"Elementwise ``{ufunc.__name__}``, as a bool tensor."
-    return compare
+    return register(name, compare)
 
 
-eq, ne = _comparison(np.equal), _comparison(np.not_equal)
-lt, le = _comparison(np.less), _comparison(np.less_equal)
-gt, ge = _comparison(np.greater), _comparison(np.greater_equal)
+for _name, _ufunc in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
+                      ("gt", np.greater), ("ge", np.greater_equal)):
+    _comparison(_name, _ufunc)
+del _name, _ufunc
 
 
+@public(method=False)
 def logical_and(input, other):
     return Tensor._make(np.logical_and(ops._data(input), ops._data(other)))
 
 
+@public(method=False)
 def logical_or(input, other):
     return Tensor._make(np.logical_or(ops._data(input), ops._data(other)))
 
 
+@public()
 def logical_not(input):
     return Tensor._make(np.logical_not(input._data))
 
 
+@public()
 def isnan(input):
     return Tensor._make(np.isnan(input._data))
 
 
+@public()
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True if all elements are close: ``|input - other| <= atol + rtol * |other|``."""
     a, b = _coerce(input, other)
     return builtins.bool(np.allclose(ops._data(a), ops._data(b), rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+@public()
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     a, b = _coerce(input, other)
     return Tensor._make(np.isclose(ops._data(a), ops._data(b), rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+@public()
 def equal(input, other):
     return input.shape == other.shape and builtins.bool(np.array_equal(input._data, other._data))
 
 
-def all(input, dim=None, keepdim=False):  # noqa: A001
+@public()
+def all(input, dim=None, keepdim=False):
     return Tensor._make(np.asarray(np.all(input._data, axis=dim, keepdims=keepdim)))
 
 
-def any(input, dim=None, keepdim=False):  # noqa: A001
+@public()
+def any(input, dim=None, keepdim=False):
     return Tensor._make(np.asarray(np.any(input._data, axis=dim, keepdims=keepdim)))
 
 
+@public()
 def argmax(input, dim=None, keepdim=False):
     return Tensor._make(np.asarray(np.argmax(input._data, axis=dim, keepdims=keepdim), dtype=np.int64))
 
 
+@public()
 def argmin(input, dim=None, keepdim=False):
     return Tensor._make(np.asarray(np.argmin(input._data, axis=dim, keepdims=keepdim), dtype=np.int64))
 
 
 # --- reductions -----------------------------------------------------------------------------
-def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
+@public()
+def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum of all elements (``SumBackward0``) or along ``dim`` (``SumBackward1``)."""
     if dtype is not None:
         input = input.to(dtype)
@@ -416,6 +462,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     return ops.SumBackward1.apply(input, dim=dim, keepdim=keepdim)
 
 
+@public()
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
@@ -436,12 +483,14 @@ for _t, _name in ((_MaxMin, "max"), (_MinMax, "min")):
 del _t, _name
 
 
-def max(input, dim=None, keepdim=False):  # noqa: A001
+@public()
+def max(input, dim=None, keepdim=False):
     """Largest element; with ``dim``, ``(values, indices)`` along it; with a tensor, ``maximum``."""
     return _extreme(input, dim, keepdim, ops.MaxBackward1, ops.MaxBackward0, np.argmax, _MaxMin, maximum)
 
 
-def min(input, dim=None, keepdim=False):  # noqa: A001
+@public()
+def min(input, dim=None, keepdim=False):
     return _extreme(input, dim, keepdim, ops.MinBackward1, ops.MinBackward0, np.argmin, _MinMax, minimum)
 
 
@@ -458,6 +507,7 @@ def _extreme(input, dim, keepdim, whole_op, dim_op, arg, result_type, elementwis
     return result_type(values, Tensor._make(indices))
 
 
+@public()
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """The Euclidean (2-) norm by default: ``sqrt(sum(x ** 2))``."""
     if p in ("fro", None):
@@ -469,6 +519,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return ops.LinalgVectorNormBackward0.apply(input, p=p, dim=dim, keepdim=keepdim)
 
 
+@public()
 def var(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
     ddof = (1 if unbiased else 0) if correction is None else correction
     m = input.mean(dim=dim, keepdim=True)
@@ -477,21 +528,25 @@ def var(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
     return (d * d).sum(dim=dim, keepdim=keepdim) / builtins.max(n - ddof, 0)
 
 
+@public()
 def std(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
     return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
 
 
+@public()
 def softmax(input, dim):
     shifted = input - input.detach().max(dim=dim, keepdim=True).values
     e = shifted.exp()
     return e / e.sum(dim=dim, keepdim=True)
 
 
+@public()
 def log_softmax(input, dim):
     shifted = input - input.detach().max(dim=dim, keepdim=True).values
     return shifted - shifted.exp().sum(dim=dim, keepdim=True).log()
 
 
+@public()
 def cumsum(input, dim):
     d = _wrap_dim(dim, input.ndim)
     lower = Tensor._make(np.tril(np.ones((input.shape[d], input.shape[d]), dtype=input._data.dtype)))
@@ -519,6 +574,7 @@ def _infer_shape(shape, numel):
     return tuple(shape)
 
 
+@public()
 def reshape(input, *shape):
     shape = _infer_shape(_shape_arg(shape), input._data.size)
     return ops.ViewBackward0.apply(input, shape=shape)
@@ -536,6 +592,7 @@ def _reshape_without_copy(array, shape):
 _RESHAPE_TAKES_COPY = np.lib.NumpyVersion(np.__version__) >= "2.1.0"
 
 
+@public(function=False)
 def view(input, *shape):
     if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
         raise RuntimeError("view(dtype) is not supported by autograd_core; use .to(dtype)")
@@ -550,6 +607,7 @@ def view(input, *shape):
     return ops.ViewBackward0.apply(input, shape=shape)
 
 
+@public()
 def flatten(input, start_dim=0, end_dim=-1):
     if input.ndim == 0:
         return reshape(input, 1)
@@ -558,6 +616,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, *shape[:s], math.prod(shape[s:e + 1]), *shape[e + 1:])
 
 
+@public()
 def permute(input, *dims):
     dims = _shape_arg(dims)
     if len(dims) != input.ndim:
@@ -571,14 +630,13 @@ def permute(input, *dims):
     return ops.PermuteBackward0.apply(input, dims=dims)
 
 
+@public("swapaxes")
 def transpose(input, dim0, dim1):
     n = input._data.ndim
     return ops.TransposeBackward0.apply(input, dim0=_wrap_dim(dim0, n), dim1=_wrap_dim(dim1, n))
 
 
-swapaxes = transpose
-
-
+@public()
 def t(input):
     if input._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
@@ -596,16 +654,19 @@ def _T(input):
     return ops.PermuteBackward0.apply(input, dims=tuple(range(input.ndim - 1, -1, -1)))
 
 
+@public()
 def squeeze(input, dim=None):
     if dim is None:
         return ops.SqueezeBackward0.apply(input)
     return ops.SqueezeBackward1.apply(input, dim=_wrap_dim(dim, input.ndim))
 
 
+@public()
 def unsqueeze(input, dim):
     return ops.UnsqueezeBackward0.apply(input, dim=_wrap_dim(dim, input.ndim + 1))
 
 
+@public(function=False)
 def expand(input, *sizes):
     sizes = list(_shape_arg(sizes))
     ndim = input._data.ndim
@@ -636,14 +697,17 @@ def expand(input, *sizes):
         ) from None
 
 
+@public(function=False)
 def expand_as(input, other):
     return expand(input, *other.shape)
 
 
+@public()
 def gather(input, dim, index):
     return ops.GatherBackward0.apply(input, dim=_wrap_dim(dim, input.ndim), index=index._data)
 
 
+@public(method=False)
 def stack(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
@@ -657,6 +721,7 @@ def stack(tensors, dim=0):
     return ops.StackBackward0.apply(*tensors, dim=_wrap_dim(dim, tensors[0].ndim + 1))
 
 
+@public("concat", method=False)
 def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
@@ -665,14 +730,13 @@ def cat(tensors, dim=0):
     return ops.CatBackward0.apply(*tensors, dim=d)
 
 
-concat = concatenate = cat
-
-
+@public()
 def unbind(input, dim=0):
     d = _wrap_dim(dim, input.ndim)
     return tuple(input.select(d, i) for i in range(input.shape[d]))
 
 
+@public()
 def split(input, split_size_or_sections, dim=0):
     d = _wrap_dim(dim, input.ndim)
     n = input.shape[d]
@@ -689,106 +753,31 @@ def split(input, split_size_or_sections, dim=0):
     return tuple(out)
 
 
+@public()
 def chunk(input, chunks, dim=0):
     n = input.shape[_wrap_dim(dim, input.ndim)]
     return split(input, -(-n // chunks), dim)
 
 
+@public()
 def select(input, dim, index):
     key = (slice(None),) * _wrap_dim(dim, input.ndim) + (index,)
     return ops.SelectBackward0.apply(input, key=key)
 
 
+@public()
 def narrow(input, dim, start, length):
     key = (slice(None),) * _wrap_dim(dim, input.ndim) + (slice(start, start + length),)
     return ops.SliceBackward0.apply(input, key=key)
 
 
-def index(input, key):
-    """``x[key]`` for ints, slices, ``...``, ``None``, boolean masks and integer arrays.
-
-    As in PyTorch, the key is applied one item at a time: an int is a
-    ``SelectBackward0``, a slice a ``SliceBackward0``, ``None`` an
-    ``UnsqueezeBackward0`` (all views; ``x[1, 2]`` is two selects). Then the
-    integer arrays and masks, all together, make one ``IndexBackward0`` (a copy).
-    """
-    key = ops.index_key(key)
-    if type(key) is not tuple:
-        _check_index(input, (key,))
-        if isinstance(key, slice):  # x[:] is a slice even when it takes everything
-            return ops.SliceBackward0.apply(input, key=key)
-        key = (key,)
-    _check_index(input, key)
-    out, dim, rest = input, 0, []  # rest: the key left for the arrays, over out's dims
-    for k in key:
-        if k is Ellipsis:
-            skipped = input.ndim - builtins.sum(_dims_taken(x) for x in key)
-            rest += [slice(None)] * skipped
-            dim += skipped
-        elif k is None:
-            out = ops.UnsqueezeBackward0.apply(out, dim=dim)
-            rest.append(slice(None))
-            dim += 1
-        elif isinstance(k, slice):
-            if k.indices(out.shape[dim]) != (0, out.shape[dim], 1):  # a slice of everything is skipped
-                out = ops.SliceBackward0.apply(out, key=(slice(None),) * dim + (k,))
-            rest.append(slice(None))
-            dim += 1
-        elif isinstance(k, np.ndarray):
-            rest.append(k)
-            dim += _dims_taken(k)
-        else:
-            out = ops.SelectBackward0.apply(out, key=(slice(None),) * dim + (k,))
-    if builtins.any(isinstance(k, np.ndarray) for k in rest):
-        return ops.IndexBackward0.apply(out, key=tuple(rest))
-    return out if out is not input else ops.AliasBackward0.apply(input)
-
-
-def _dims_taken(k):
-    """How many dims of the indexed tensor an index item uses up."""
-    if k is None or k is Ellipsis:
-        return 0
-    return k.ndim if isinstance(k, np.ndarray) and k.dtype.kind == "b" else 1
-
-
-def _check_index(input, items):
-    dim = 0
-    for k in items:
-        if k is None or k is Ellipsis:
-            if k is Ellipsis:
-                dim = input.ndim - builtins.sum(1 for x in items if x is not None and x is not Ellipsis)
-            continue
-        if isinstance(k, (builtins.int, np.integer)) and not isinstance(k, builtins.bool):
-            if dim >= input.ndim:
-                raise IndexError(f"too many indices for tensor of dimension {input.ndim}")
-            size = input.shape[dim]
-            if not -size <= k < size:
-                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
-        elif isinstance(k, np.ndarray) and k.dtype.kind == "b":
-            if k.shape != tuple(input.shape[dim:dim + k.ndim]):
-                raise IndexError(
-                    f"The shape of the mask {list(k.shape)} at index 0 does not match the shape of the indexed "
-                    f"tensor {list(input.shape)} at index {dim}"
-                )
-            dim += k.ndim
-            continue
-        elif isinstance(k, np.ndarray):
-            if dim < input.ndim and k.size and (k.max() >= input.shape[dim] or k.min() < -input.shape[dim]):
-                bad = int(k.max()) if k.max() >= input.shape[dim] else int(k.min())
-                raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {input.shape[dim]}")
-        elif not isinstance(k, slice):
-            raise IndexError(
-                "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
-                f"(got {type(k).__name__})"
-            )
-        dim += 1
-
-
 # --- copies and conversions ------------------------------------------------------------------------
+@public()
 def clone(input):
     return ops.CloneBackward0.apply(input)
 
 
+@public(function=False)
 def to(input, *args, dtype=None, **kwargs):
     """``x.to(torch.float64)``, ``x.to('cpu')``: a copy in the new dtype (or ``x`` itself if unchanged)."""
     for a in args:
@@ -805,109 +794,59 @@ def to(input, *args, dtype=None, **kwargs):
     return ops.ToCopyBackward0.apply(input, dtype=dtypes.as_dtype(dtype))
 
 
+@public(function=False)
 def type_as(input, other):
     return to(input, other.dtype)
 
 
-# --- attaching to Tensor --------------------------------------------------------------------------------
-_OPERANDS = (Tensor, *_SCALARS)
+def _to_dtype(dtype):
+    def convert(self):
+        return to(self, dtype)
+
+    convert.__doc__ = f"This tensor as {dtype} (itself if it already is)."
+    return convert
 
 
-def _operator(f):
-    """``x + other``: Python's own TypeError (via NotImplemented) for operands that are not tensors or numbers."""
-    return lambda self, other: f(self, other) if isinstance(other, _OPERANDS) else NotImplemented
+for _name, _dtype in (("float", dtypes.float32), ("double", dtypes.float64), ("half", dtypes.float16),
+                      ("long", dtypes.int64), ("int", dtypes.int32), ("bool", dtypes.bool)):
+    register(_name, _to_dtype(_dtype), function=False)
+del _name, _dtype
 
 
-def _reflected(f):
-    return lambda self, other: f(other, self) if isinstance(other, _OPERANDS) else NotImplemented
+@public(function=False)
+def view_as(input, other):
+    return view(input, *other.shape)
 
 
-def _arithmetic(f, ufunc, node=None, reflected=False):
-    """``x + other``, ``x * other``, ``other - x``...: like ``_operator``, with a shortcut.
-
-    In the common case (a float tensor with a Python number, or two tensors of one float
-    dtype and one shape) type promotion and broadcasting have nothing to do, so the
-    operator skips them: if something must be recorded it applies the ``node`` class
-    directly; if not (under ``no_grad``, and inside every backward formula) the result is
-    exactly NumPy's ``ufunc``. Every other case takes the full path through ``f``.
-    """
-    def operator(self, other):
-        a = self._data
-        if a.dtype.kind == "f":
-            if type(other) is float or type(other) is int:
-                b = other
-            elif type(other) is Tensor and other._data.dtype == a.dtype and other._data.shape == a.shape:
-                b = other._data
-            else:
-                b = None
-            if b is not None:
-                if grad_mode._State.enabled and (self._requires_grad or type(other) is Tensor and other._requires_grad):
-                    if node is not None:
-                        return node.apply(self, other)
-                else:
-                    out = ufunc(b, a) if reflected else ufunc(a, b)
-                    return Tensor._make(out if type(out) is np.ndarray else np.asarray(out))  # 0-d: NumPy gives a scalar
-        if not isinstance(other, _OPERANDS):
-            return NotImplemented
-        return f(other, self) if reflected else f(self, other)
-    return operator
+@public(function=False)
+def reshape_as(input, other):
+    return reshape(input, *other.shape)
 
 
-_METHODS = dict(
-    add=add, sub=sub, mul=mul, div=div, true_divide=true_divide, neg=neg, negative=neg, reciprocal=reciprocal,
-    pow=pow, square=square, matmul=matmul, mm=mm, bmm=bmm, mv=mv, dot=dot, exp=exp, log=log, sqrt=sqrt, sin=sin, cos=cos,
-    tanh=tanh, sigmoid=sigmoid, abs=abs, sign=sign, relu=relu, maximum=maximum, minimum=minimum, clamp=clamp,
-    clip=clamp, eq=eq, ne=ne, lt=lt, le=le, gt=gt, ge=ge, allclose=allclose, isclose=isclose, equal=equal,
-    all=all, any=any, argmax=argmax, argmin=argmin, sum=sum, mean=mean, max=max, min=min, norm=norm, var=var,
-    std=std, softmax=softmax, log_softmax=log_softmax, cumsum=cumsum, reshape=reshape, view=view, flatten=flatten,
-    permute=permute, transpose=transpose, swapaxes=swapaxes, t=t, squeeze=squeeze, unsqueeze=unsqueeze,
-    expand=expand, expand_as=expand_as, gather=gather, unbind=unbind, split=split, chunk=chunk, select=select,
-    narrow=narrow, clone=clone, to=to, type_as=type_as, isnan=isnan, logical_not=logical_not,
-)
-for _name, _f in _METHODS.items():
-    setattr(Tensor, _name, _f)
-
-Tensor.view_as = lambda self, other: view(self, *other.shape)
-Tensor.reshape_as = lambda self, other: reshape(self, *other.shape)
-Tensor.T = property(_T)
-Tensor.mT = property(lambda self: transpose(self, -2, -1))
-Tensor.float = lambda self: to(self, dtypes.float32)
-Tensor.double = lambda self: to(self, dtypes.float64)
-Tensor.half = lambda self: to(self, dtypes.float16)
-Tensor.long = lambda self: to(self, dtypes.int64)
-Tensor.int = lambda self: to(self, dtypes.int32)
-Tensor.bool = lambda self: to(self, dtypes.bool)
-Tensor.cpu = lambda self: self
-Tensor.contiguous = lambda self, memory_format=None: self if self._data.flags.c_contiguous else clone(self)
-Tensor.__getitem__ = index
-
-# (number + x and number * x record the same nodes as x + number and x * number; number - x is RsubBackward1.)
-Tensor.__add__ = Tensor.__radd__ = _arithmetic(add, np.add, ops.AddBackward0)
-Tensor.__mul__ = Tensor.__rmul__ = _arithmetic(mul, np.multiply, ops.MulBackward0)
-Tensor.__sub__ = _arithmetic(sub, np.subtract, ops.SubBackward0)
-Tensor.__rsub__ = _arithmetic(sub, np.subtract, reflected=True)
-Tensor.__truediv__, Tensor.__rtruediv__ = _operator(div), _reflected(div)
-Tensor.__pow__, Tensor.__rpow__ = _operator(pow), _reflected(pow)
-Tensor.__matmul__ = matmul
-Tensor.__rmatmul__ = _reflected(matmul)
-Tensor.__neg__ = neg
-Tensor.__pos__ = lambda self: self
-Tensor.__abs__ = abs
+@public(function=False)
+def cpu(input):
+    return input
 
 
-def _equality(f):
-    def dunder(self, other):
-        try:
-            return f(self, other)
-        except TypeError:  # x == None, x == "text": not comparable, so Python says False
-            return NotImplemented
-    return dunder
+@public(function=False)
+def contiguous(input, memory_format=None):
+    return input if input._data.flags.c_contiguous else clone(input)
 
 
-Tensor.__eq__, Tensor.__ne__ = _equality(eq), _equality(ne)
-Tensor.__lt__, Tensor.__le__, Tensor.__gt__, Tensor.__ge__ = lt, le, gt, ge
-Tensor.__and__ = lambda self, other: Tensor._make(np.logical_and(self._data, ops._data(other)) if self._data.dtype.kind == "b" else self._data & ops._data(other))
-Tensor.__or__ = lambda self, other: Tensor._make(np.logical_or(self._data, ops._data(other)) if self._data.dtype.kind == "b" else self._data | ops._data(other))
-Tensor.__invert__ = lambda self: Tensor._make(~self._data)
-Tensor.__floordiv__ = lambda self, other: Tensor._make(np.asarray(np.floor_divide(self._data, ops._data(other))))
-Tensor.__mod__ = lambda self, other: Tensor._make(np.asarray(np.mod(self._data, ops._data(other))))
+register("T", property(_T), function=False)
+register("mT", property(lambda input: transpose(input, -2, -1)), function=False)
+
+
+@public(method=False)
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+@public(method=False)
+def numel(input):
+    return input.numel()
+
+
+@public(method=False)
+def detach(input):
+    return input.detach()

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import itertools
 import re
-import sys
+
+from . import _speed
+from .hooks import add_hook, apply_tensor_hook
+from .tensor import Tensor
 
 _sequence = itertools.count()  # creation order: backward runs newest node first
 _LEAVES_FIRST = 1 << 62  # added to an AccumulateGrad's place in that order
@@ -26,26 +29,6 @@ FREED_MESSAGE = (
     ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
     "graph a second time or if you need to access saved tensors after calling backward."
 )
-
-
-class RemovableHandle:
-    """Returned by ``register_hook``: call ``.remove()`` to take the hook off again."""
-
-    __slots__ = ("_hooks", "_key")
-    _ids = itertools.count()
-
-    def __init__(self, hooks):
-        self._hooks = hooks
-        self._key = next(self._ids)
-
-    def remove(self):
-        self._hooks.pop(self._key, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 def short_name(node):
@@ -75,8 +58,6 @@ class SavedTensor:
 
     def unpack(self, node):
         """The saved tensor; ``node`` is the node that saved it (a saved output's ``grad_fn``)."""
-        from .tensor import Tensor
-
         t = self.tensor
         if t is None:
             t = Tensor._make(self.data, True, node)
@@ -157,27 +138,18 @@ class Node:
         """``hook(grad_inputs, grad_outputs)`` runs after this node's backward."""
         if self._post_hooks is None:
             self._post_hooks = {}
-        handle = RemovableHandle(self._post_hooks)
-        self._post_hooks[handle._key] = hook
-        return handle
+        return add_hook(self._post_hooks, hook)
 
     def register_prehook(self, hook):
         """``hook(grad_outputs)`` runs before this node's backward; it may return new grads."""
         if self._pre_hooks is None:
             self._pre_hooks = {}
-        handle = RemovableHandle(self._pre_hooks)
-        self._pre_hooks[handle._key] = hook
-        return handle
+        return add_hook(self._pre_hooks, hook)
 
     def _add_tensor_hook(self, hook):
         # Hooks registered on a non-leaf tensor see the gradient of that tensor,
         # i.e. of this node's output; they run before the node's backward.
-        return self.register_prehook(lambda grads: (_apply_tensor_hook(hook, grads[0]),))
-
-
-def _apply_tensor_hook(hook, grad):
-    new = hook(grad)
-    return grad if new is None else new
+        return self.register_prehook(lambda grads: (apply_tensor_hook(hook, grads[0]),))
 
 
 class AccumulateGrad(Node):
@@ -192,15 +164,13 @@ class AccumulateGrad(Node):
         return "torch::autograd::AccumulateGrad"  # PyTorch's C++ name for it
 
     def accumulate(self, grad, create_graph):
-        """Called by the backward walk as ``node.accumulate(grad_outputs[0], ...)``: the walk's list
-        of incoming gradients holds ``grad``; ``_taking_is_safe`` counts on exactly that."""
+        """Add ``grad`` into the leaf's ``.grad`` (after the leaf's hooks, which may replace it)."""
         leaf = self.variable
         if leaf._hooks:
             for hook in list(leaf._hooks.values()):
-                grad = _apply_tensor_hook(hook, grad)
-        elif leaf._grad is None and not create_graph and _taking_is_safe(
-                sys.getrefcount(grad), sys.getrefcount(grad._data), grad, leaf):
-            leaf._grad = grad.detach()  # take the array as it is: nothing else can reach it (no copy)
+                grad = apply_tensor_hook(hook, grad)
+        elif leaf._grad is None and not create_graph and _speed.may_take(grad, leaf):
+            leaf._grad = grad.detach()  # nothing else can reach this array: no copy needed
             return
         if leaf._grad is None:
             # Own a copy: the same gradient may also flow to another leaf, or be held by user code.
@@ -210,36 +180,3 @@ class AccumulateGrad(Node):
         else:
             leaf._grad._data += grad._data  # in place, like PyTorch: x.grad keeps its identity
             leaf._grad._version_counter.value += 1
-
-
-# -- taking a gradient instead of copying it ------------------------------------------
-# A leaf's first gradient is copied into ``.grad`` unless nothing else can reach it: then
-# the array is taken as it is (PyTorch "steals" it in the same case, checking the same
-# counts). ``sys.getrefcount`` tells how many references an object has; how many of them
-# a call itself adds depends on the Python version, so the counts expected for a gradient
-# that only the walk holds are measured once, below, in the same situation.
-
-def _taking_is_safe(references, data_references, grad, leaf):
-    """The two counts are ``sys.getrefcount`` of ``grad`` and of its array inside ``accumulate``."""
-    data = grad._data
-    return (
-        references <= _WALK_ONLY  # no hook, other node or user variable holds this tensor
-        and data_references <= _ONE_TENSOR  # no other tensor, view or saved value shares its array
-        and data.base is None and data.flags.writeable and data.flags.c_contiguous
-        and data.dtype == leaf._data.dtype and data.shape == leaf._data.shape
-    )
-
-
-def _measure_private_references():
-    import numpy as np
-
-    from .tensor import Tensor
-
-    def accumulate(grad):  # stands in for AccumulateGrad.accumulate: same argument, same call
-        return sys.getrefcount(grad), sys.getrefcount(grad._data)
-
-    grad_outputs = [Tensor._make(np.zeros(1))]  # the walk's list of incoming gradients
-    return accumulate(grad_outputs[0])
-
-
-_WALK_ONLY, _ONE_TENSOR = _measure_private_references()

@@ -18,9 +18,9 @@ import math
 
 import numpy as np
 
-from . import grad_mode
+from . import _speed, dtypes, grad_mode
 from .function import Op
-from .tensor import Tensor
+from .tensor import Tensor, _wrap_dim
 
 
 # 1/0 = inf, log(0) = -inf, sqrt(-1) = nan, exp(1000) = inf: results, as in PyTorch, not warnings.
@@ -34,8 +34,6 @@ def _data(x):
 
 def _dims(dim, ndim):
     """Normalise ``dim`` (None, int or tuple, negatives allowed) to a sorted tuple."""
-    from .tensor import _wrap_dim
-
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, (tuple, list)):
@@ -360,7 +358,7 @@ class MinimumBackward0(Op):
 
 class ClampBackward1(Op):
     @staticmethod
-    def forward(ctx, a, min=None, max=None):  # noqa: A002
+    def forward(ctx, a, min=None, max=None):
         ctx.save_for_backward(a)
         ctx.min, ctx.max = min, max
         return np.clip(a._data, min, max)
@@ -395,16 +393,11 @@ def where(condition, a, b):
 
 def _keep_where(mask, grad):
     """``grad`` where ``mask`` holds, +0 elsewhere, as PyTorch's ``where(mask, grad, 0)``."""
-    if grad_mode._State.enabled:  # create_graph=True: recorded, so it can be differentiated again
-        return where(mask, grad, Tensor._make(np.zeros((), grad._data.dtype)))
-    # np.where takes a branch per element, slow on a random mask (relu's); a product is fast
-    # and exact for finite gradients once -0. (negative times False) is turned into +0.
-    g = grad._data
-    if not np.isfinite(g).all():  # inf * False would be nan: only np.where drops it exactly
-        return Tensor._make(np.where(mask._data, g, 0))
-    kept = g * mask._data
-    kept += 0
-    return Tensor._make(kept)
+    if not grad_mode._State.enabled:  # not recorded (no create_graph): the shortcut may do it
+        kept = _speed.keep_where(mask, grad)
+        if kept is not None:
+            return kept
+    return where(mask, grad, Tensor._make(np.zeros((), grad._data.dtype)))
 
 
 # --- reductions ----------------------------------------------------------------------
@@ -500,8 +493,6 @@ class MinBackward1(_ExtremeAll):
 
 class MaxBackward0(Op):
     """max(dim): the gradient goes to the element the index points at."""
-
-    pick = staticmethod(np.argmax)
 
     @staticmethod
     def forward(ctx, a, dim, keepdim=False, indices=None):
@@ -798,21 +789,6 @@ class IndexPutBackward0(Op):
         return (grad[ctx.key],)
 
 
-def index_key(key):
-    """Turn tensors inside an index into NumPy arrays (and 0-d integer tensors into ints)."""
-    if type(key) is tuple:
-        return tuple(index_key(k) for k in key)
-    if type(key) is Tensor:
-        if key._data.dtype.kind not in "biu":
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        return key._data.item() if key._data.ndim == 0 and key._data.dtype.kind != "b" else key._data
-    if isinstance(key, list):
-        if any(isinstance(k, (list, tuple, slice, Tensor)) or k is None or k is Ellipsis for k in key):
-            return index_key(tuple(key))  # x[[[0, 1], [1, 0]]] means x[[0, 1], [1, 0]], as in PyTorch
-        return np.asarray(key) if key else np.asarray(key, dtype=np.int64)
-    return key
-
-
 # --- copies, dtype changes, in-place writes ----------------------------------------------
 class CloneBackward0(Op):
     @staticmethod
@@ -836,9 +812,7 @@ class ToCopyBackward0(Op):
 
 
 def _dtype_of(np_dtype):
-    from .dtypes import from_numpy_dtype
-
-    return from_numpy_dtype(np_dtype)
+    return dtypes.from_numpy_dtype(np_dtype)
 
 
 class CopySlices(Op):

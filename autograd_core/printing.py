@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 

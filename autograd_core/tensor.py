@@ -9,17 +9,21 @@ A tensor holds
 * ``_version_counter``: a counter bumped by every in-place change, shared with its views,
   so that a saved tensor that was modified can be caught (see ``graph.SavedTensor``).
 
-The math lives in ``ops.py``; the methods here only route to it.
+This file says what a tensor *is*: its data, its autograd state, its conversions to
+Python and NumPy. What you can *do* with one (``x + y``, ``x.exp()``, ``x[0]``,
+``x.add_(y)``, ``x.backward()``) is attached in one place, ``methods.py``, from the
+modules below this one: the math lives in ``ops.py``.
 """
 from __future__ import annotations
 
 import builtins
-import numbers
 import warnings
+import weakref
 
 import numpy as np
 
 from . import dtypes, grad_mode, printing
+from .hooks import add_hook
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
@@ -46,17 +50,6 @@ class Tensor:
     _grad_accumulator = None
     _retains_grad = False
     __array_priority__ = 1000  # numpy scalars on the left defer to Tensor's operators
-
-    def __init__(self, *args, **kwargs):
-        # torch.Tensor(data) / torch.Tensor(2, 3): the legacy constructor, float32.
-        from .creation import empty, tensor
-
-        if len(args) == 1 and not isinstance(args[0], numbers.Integral):
-            t = tensor(args[0], dtype=dtypes.get_default_dtype())
-        else:
-            t = empty(*args)
-        self._data, self._requires_grad, self._grad_fn = t._data, False, None
-        self._grad, self._output_nr, self._counter = None, 0, None
 
     @staticmethod
     def _make(data, requires_grad=False, grad_fn=None):
@@ -162,14 +155,14 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
             )
-        if value and self._data.dtype.kind != "f":
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if value:
+            check_can_require_grad(self._data, "x.requires_grad = True")
         self._requires_grad = builtins.bool(value)
 
     def requires_grad_(self, requires_grad=True):
         """Start (or stop) recording operations on this leaf tensor, in place."""
-        if requires_grad and self._data.dtype.kind != "f":
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad:
+            check_can_require_grad(self._data, "x.requires_grad_()")
         self.requires_grad = requires_grad
         return self
 
@@ -226,8 +219,6 @@ class Tensor:
             return  # leaves keep their grad anyway
         if self._retains_grad:
             return
-        import weakref
-
         ref = weakref.ref(self)  # weak: the graph must not keep this tensor alive
 
         def store(grad):
@@ -247,27 +238,13 @@ class Tensor:
 
         The hook may return a new gradient to use instead. Returns a handle with ``.remove()``.
         """
-        from .graph import RemovableHandle
-
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is not None:
             return self._grad_fn._add_tensor_hook(hook)
         if self._hooks is None:
             self._hooks = {}
-        handle = RemovableHandle(self._hooks)
-        self._hooks[handle._key] = hook
-        return handle
-
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Compute the gradient of this tensor with respect to the graph leaves.
-
-        For a scalar, ``gradient`` defaults to 1; for anything else pass the
-        vector ``v`` of the vector-Jacobian product ``v^T J`` you want.
-        """
-        from .autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        return add_hook(self._hooks, hook)
 
     def detach(self):
         """A tensor sharing these numbers, cut off from the graph (changes show in both)."""
@@ -330,155 +307,19 @@ class Tensor:
         memo[id(self)] = t
         return t
 
-    # -- in-place changes ------------------------------------------------------------
-    def _check_inplace(self, recording):
-        if recording and self._grad_fn is None and self._requires_grad:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        base = self._base
-        if recording and base is not None and (base._requires_grad or self._requires_grad):
-            if base._grad_fn is None and base._requires_grad:
-                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-            raise RuntimeError(
-                "autograd_core does not record in-place operations on views of tensors that require grad; "
-                "use an out-of-place operation or call .clone() first."
-            )
+# Only floating point tensors can require grad. PyTorch words the refusal three ways, by
+# where it comes from; the engine keeps its words (the tests compare them with PyTorch's).
+_NOT_FLOATING_POINT = {
+    "x.requires_grad_()": "only Tensors of floating point dtype can require gradients",
+    "x.requires_grad = True": "only Tensors of floating point and complex dtype can require gradients",
+    "torch.tensor(..., requires_grad=True)": "Only Tensors of floating point and complex dtype can require gradients",
+}
 
-    def _inplace(self, compute, *others):
-        """Run the out-of-place op ``compute(original)`` and write its result into this tensor.
 
-        ``original`` is this tensor as it was: when recording, a copy of the old
-        values at the same place in the graph, so that a backward formula that
-        needs them (``y.mul_(x)`` needs the old ``y`` for the gradient of ``x``)
-        still has them after they are overwritten. The new node takes this
-        tensor's place in the graph (its ``grad_fn`` becomes the op's node), and
-        the version counter is bumped so that any node that saved this tensor notices.
-        """
-        recording = grad_mode._State.enabled and (
-            self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
-        )
-        self._check_inplace(recording)
-        original = self
-        if recording:
-            original = Tensor._make(self._data.copy(), self._requires_grad, self._grad_fn)
-            if self._output_nr:
-                original._output_nr = self._output_nr
-        out = compute(original)
-        result = out._data
-        if result.shape != self._data.shape:
-            if np.broadcast_shapes(result.shape, self._data.shape) != self._data.shape:
-                raise RuntimeError(
-                    f"output with shape {list(self._data.shape)} doesn't match the broadcast shape {list(result.shape)}"
-                )
-        if result.dtype != self._data.dtype and not np.can_cast(result.dtype, self._data.dtype, "same_kind"):
-            raise RuntimeError(
-                f"result type {_type_name(result.dtype)} can't be cast to the desired output type "
-                f"{_type_name(self._data.dtype)}"
-            )
-        np.copyto(self._data, result, casting="unsafe")
-        self._version_counter.value += 1
-        if recording:
-            self._grad_fn = out._grad_fn
-            self._requires_grad = True
-            self._output_nr = 0
-        return self
-
-    def _in_place_unrecorded(self, ufunc, other):
-        """Nothing to record (``w -= lr * w.grad`` under no_grad): NumPy writes straight into
-        this tensor's memory, with no temporary copy. Returns None where the general path
-        must decide (something to record, or an input it would reject with PyTorch's error)."""
-        if grad_mode._State.enabled and (self._requires_grad or getattr(other, "_requires_grad", False)):
-            return None
-        operand = other._data if type(other) is Tensor else other
-        if type(operand) not in (np.ndarray, builtins.float, builtins.int) or self._data.dtype.kind == "b":
-            return None
-        try:
-            ufunc(self._data, operand, out=self._data, casting="same_kind")
-        except (TypeError, ValueError):  # int tensor and float operand, shapes that do not fit
-            return None
-        self._version_counter.value += 1
-        return self
-
-    def add_(self, other, *, alpha=1):
-        if alpha == 1 and self._in_place_unrecorded(np.add, other) is not None:
-            return self
-        return self._inplace(lambda t: t.add(other, alpha=alpha), other)
-
-    def sub_(self, other, *, alpha=1):
-        if alpha == 1 and self._in_place_unrecorded(np.subtract, other) is not None:
-            return self
-        return self._inplace(lambda t: t.sub(other, alpha=alpha), other)
-
-    def mul_(self, other):
-        if self._in_place_unrecorded(np.multiply, other) is not None:
-            return self
-        return self._inplace(lambda t: t * other, other)
-
-    def div_(self, other):
-        if self._data.dtype.kind == "f" and self._in_place_unrecorded(np.true_divide, other) is not None:
-            return self
-        return self._inplace(lambda t: t / other, other)
-
-    def pow_(self, exponent):
-        return self._inplace(lambda t: t ** exponent, exponent)
-
-    def clamp_(self, min=None, max=None):  # noqa: A002
-        return self._inplace(lambda t: t.clamp(min, max))
-
-    def copy_(self, src):
-        from . import ops
-
-        src = src if isinstance(src, Tensor) else Tensor._make(np.asarray(src, dtype=self._data.dtype))
-        return self._inplace(lambda t: ops.CopyBackwards.apply(t, src), src)
-
-    def fill_(self, value):
-        from . import ops
-
-        return self._inplace(lambda t: ops.FillBackward2.apply(t, value=value), value)
-
-    def zero_(self):
-        if not (grad_mode._State.enabled and self._requires_grad):  # nothing to record
-            self._data.fill(0)
-            self._version_counter.value += 1
-            return self
-        from . import ops
-
-        return self._inplace(lambda t: ops.ZeroBackward0.apply(t))
-
-    def uniform_(self, a=0.0, b=1.0):
-        from .creation import _rng
-
-        with grad_mode.no_grad():
-            return self._inplace(lambda t: Tensor._make(_rng().uniform(a, b, self._data.shape)))
-
-    def normal_(self, mean=0.0, std=1.0):
-        from .creation import _rng
-
-        with grad_mode.no_grad():
-            return self._inplace(lambda t: Tensor._make(_rng().normal(mean, std, self._data.shape)))
-
-    def __iadd__(self, other):
-        return self.add_(other)
-
-    def __isub__(self, other):
-        return self.sub_(other)
-
-    def __imul__(self, other):
-        return self.mul_(other)
-
-    def __itruediv__(self, other):
-        return self.div_(other)
-
-    def __setitem__(self, key, value):
-        from . import ops
-
-        key = ops.index_key(key)
-        recording = grad_mode._State.enabled and (self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
-        if not recording:
-            self._data[key] = value._data if isinstance(value, Tensor) else value
-            self._version_counter.value += 1
-            return
-        value = value if isinstance(value, Tensor) else Tensor._make(np.asarray(value, dtype=self._data.dtype))
-        self._inplace(lambda t: ops.CopySlices.apply(t, value, key=key), value)
+def check_can_require_grad(array, asked_by):
+    """PyTorch's error if ``array`` cannot require grad; ``asked_by`` is a key of the table above."""
+    if array.dtype.kind != "f":
+        raise RuntimeError(_NOT_FLOATING_POINT[asked_by])
 
 
 _scalar_conversion_warned = [False]

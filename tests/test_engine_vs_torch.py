@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from engine_helpers import Raised, same
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.usefixtures("speed_both_ways")  # with the engine's shortcuts on, and off
 
 A = [[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]]
 POSITIVE = [[0.5, 1.5, 2.0], [3.0, 0.25, 1.0]]

@@ -24,14 +24,14 @@ def test_the_recorded_examples_are_present():
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[s.stem for s in SCRIPTS])
-def test_script_prints_what_pytorch_printed(script, tmp_path):
+def test_script_prints_what_pytorch_printed(script, tmp_path, speed_both_ways):
     source = script.read_text()
     assert re.search(r"^import torch$", source, re.M), "the script should import torch"
     patched = re.sub(r"^import torch$", "import autograd_core as torch", source, flags=re.M)
     (tmp_path / script.name).write_text(patched)
     run = subprocess.run(
         [sys.executable, script.name], cwd=tmp_path, capture_output=True, text=True, timeout=60,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "AUTOGRAD_CORE_SPEED": "1" if speed_both_ways else "0"},
     )
     assert run.returncode == 0, run.stderr
     assert mask(run.stdout) == mask(script.with_suffix(".out").read_text())

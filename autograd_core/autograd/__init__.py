@@ -5,7 +5,7 @@ from ..function import Function, FunctionCtx
 from ..graph import Node
 from .api import backward, grad
 from .gradcheck import gradcheck
-from . import graph  # noqa: F401  (torch.autograd.graph.Node)
+from . import graph  # torch.autograd.graph.Node
 
 
 class set_detect_anomaly:
@@ -23,4 +23,6 @@ class set_detect_anomaly:
 
 detect_anomaly = set_detect_anomaly
 
-__all__ = ["Function", "FunctionCtx", "Node", "backward", "grad", "gradcheck", "set_detect_anomaly", "detect_anomaly"]
+__all__ = [
+    "Function", "FunctionCtx", "Node", "backward", "detect_anomaly", "grad", "gradcheck", "graph", "set_detect_anomaly",
+]

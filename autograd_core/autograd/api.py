@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 
-from ..backward import run_backward
+from ..backward import capture_grads, run_backward
 from ..function import accumulator_of
 from ..tensor import Tensor
 
@@ -85,7 +85,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     for t in inputs:
         if t._grad_fn is not None:
             t.retain_grad()  # as PyTorch does; its hook stores the gradient
-    found = run_backward(roots, grads, retain, create_graph, capture=capture)
+    found = capture_grads(roots, grads, capture, retain, create_graph)
     for t, g in zip(inputs, found):
         if g is not None and t._grad_fn is None:  # a leaf: its AccumulateGrad adds it in (hooks included)
             accumulator_of(t).accumulate(g, create_graph)
@@ -107,8 +107,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grads = _initial_grads(outputs, _as_tuple(grad_outputs), create_graph)
     roots = _root_edges(outputs)
     retain = create_graph if retain_graph is None else retain_graph
-    capture = {_edge_of_input(t, i): i for i, t in enumerate(inputs_t)}
-    found = run_backward(roots, grads, retain, create_graph, capture=capture)
+    targets = {_edge_of_input(t, i): i for i, t in enumerate(inputs_t)}
+    found = capture_grads(roots, grads, targets, retain, create_graph)
     result = []
     for i, (t, g) in enumerate(zip(inputs_t, found)):
         if g is None:

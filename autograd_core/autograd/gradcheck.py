@@ -1,9 +1,12 @@
 """``gradcheck``: compare backward with central finite differences."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..tensor import Tensor
+from .api import grad
 
 
 def numerical_jacobian(func, inputs, eps=1e-6):
@@ -30,8 +33,6 @@ def numerical_jacobian(func, inputs, eps=1e-6):
 
 def analytical_jacobian(func, inputs):
     """The same matrices from backward: one backward pass per output element."""
-    from .api import grad
-
     out = func(*inputs)
     diff = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
     jacobians = [np.zeros((x._data.size, out._data.size)) for x in diff]
@@ -54,8 +55,6 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     inputs = inputs if isinstance(inputs, tuple) else (inputs,)
     for x in inputs:
         if isinstance(x, Tensor) and x.requires_grad and x._data.dtype != np.float64:
-            import warnings
-
             warnings.warn(
                 f"Input #{inputs.index(x)} requires gradient and is not a double precision floating point. "
                 "This check will likely fail if all the inputs are not of double precision floating point. ",

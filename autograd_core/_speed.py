@@ -1,0 +1,159 @@
+"""Speed: every part of the engine that exists only to make it faster, in one room.
+
+Nothing here changes a result. Each function below is a shortcut for a common case that
+the plain code handles too; the plain code is what a reader should read first. With the
+switch off the engine takes the plain path everywhere and must compute the same numbers,
+nodes, errors and warnings (the comparisons with PyTorch run both ways):
+
+    AUTOGRAD_CORE_SPEED=0 python ...        # off from the start
+    autograd_core._speed.enabled = False    # off from now on (True: on again)
+
+What is here, and who calls it:
+
+* ``operands_ready``: type promotion with nothing to do (``functional._coerce``).
+* ``arithmetic``: ``x + y``, ``x * y``, ``x - y`` on those operands go straight to the
+  node class, or straight to NumPy when nothing is recorded (``methods.py``).
+* ``in_place_unrecorded``: ``w -= lr * w.grad`` under ``no_grad`` writes into ``w``'s
+  memory with no temporary copy (``methods.py``).
+* ``keep_where``: a masked gradient (relu's, clamp's) as a product rather than
+  ``np.where``, which branches per element (``ops.py``).
+* ``shared_description``: nodes whose inputs look alike share their tuples, so a large
+  graph holds fewer objects for Python's garbage collector to scan (``function.py``).
+* ``may_take``: a leaf's first gradient becomes its ``.grad`` without a copy when nothing
+  else can reach it, as PyTorch "steals" it (``graph.AccumulateGrad``).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+from . import grad_mode
+from .broadcast import check_broadcast
+from .tensor import Tensor
+
+enabled = os.environ.get("AUTOGRAD_CORE_SPEED", "1") != "0"
+
+
+# -- type promotion and arithmetic ------------------------------------------------------
+def operands_ready(a, b):
+    """True when type promotion has nothing to do: two tensors of one dtype (whose shapes
+    are checked here), or a float tensor and a Python number (a number never changes a
+    float tensor's dtype)."""
+    if type(a) is Tensor:
+        if type(b) is Tensor:
+            if a._data.dtype != b._data.dtype:
+                return False
+            if a._data.shape != b._data.shape:
+                check_broadcast(a._data.shape, b._data.shape)
+            return True
+        return (type(b) is float or type(b) is int) and a._data.dtype.kind == "f"
+    return type(b) is Tensor and (type(a) is float or type(a) is int) and b._data.dtype.kind == "f"
+
+
+def arithmetic(plain, ufunc, node=None, reflected=False):
+    """``plain`` (``x + other``, ...) with a shortcut for a float tensor and a Python number,
+    or two tensors of one float dtype and one shape: nothing to promote or broadcast, so
+    when something must be recorded the ``node`` class is applied directly, and when not
+    (under ``no_grad``, and inside every backward formula) the result is NumPy's ``ufunc``."""
+    def operator(self, other):
+        a = self._data
+        if enabled and a.dtype.kind == "f":
+            if type(other) is float or type(other) is int:
+                b = other
+            elif type(other) is Tensor and other._data.dtype == a.dtype and other._data.shape == a.shape:
+                b = other._data
+            else:
+                return plain(self, other)
+            if grad_mode._State.enabled and (self._requires_grad or type(other) is Tensor and other._requires_grad):
+                if node is not None:
+                    return node.apply(self, other)
+            else:
+                out = ufunc(b, a) if reflected else ufunc(a, b)
+                return Tensor._make(out if type(out) is np.ndarray else np.asarray(out))  # 0-d: NumPy gives a scalar
+        return plain(self, other)
+
+    operator.__doc__ = plain.__doc__
+    return operator
+
+
+def in_place_unrecorded(tensor, ufunc, other):
+    """``tensor op= other`` when nothing is recorded: NumPy writes straight into the tensor's
+    memory. Returns None where the plain path must decide (something to record, or an
+    operand it would reject with PyTorch's error)."""
+    if not enabled or grad_mode._State.enabled and (tensor._requires_grad or getattr(other, "_requires_grad", False)):
+        return None
+    operand = other._data if type(other) is Tensor else other
+    if type(operand) not in (np.ndarray, float, int) or tensor._data.dtype.kind == "b":
+        return None
+    try:
+        ufunc(tensor._data, operand, out=tensor._data, casting="same_kind")
+    except (TypeError, ValueError):  # int tensor and float operand, shapes that do not fit
+        return None
+    tensor._version_counter.value += 1
+    return tensor
+
+
+# -- backward formulas -------------------------------------------------------------------
+def keep_where(mask, grad):
+    """``grad`` where ``mask`` holds, +0 elsewhere, when nothing is recorded; None when the
+    plain ``where`` must do it. A product is exact for finite gradients once -0. (a negative
+    times False) is turned into +0; inf * False would be nan, so those go to ``where``."""
+    if not enabled:
+        return None
+    g = grad._data
+    if not np.isfinite(g).all():
+        return None
+    kept = g * mask._data
+    kept += 0
+    return Tensor._make(kept)
+
+
+# -- recording ---------------------------------------------------------------------------
+_DESCRIPTIONS = {}
+
+
+def shared_description(signature, describe):
+    """``describe(signature)``, the same tuples for every node with this signature."""
+    if not enabled:
+        return describe(signature)
+    described = _DESCRIPTIONS.get(signature)
+    if described is None:
+        if len(_DESCRIPTIONS) > 10_000:
+            _DESCRIPTIONS.clear()
+        described = _DESCRIPTIONS[signature] = describe(signature)
+    return described
+
+
+# -- taking a gradient instead of copying it --------------------------------------------
+# ``sys.getrefcount`` tells how many references an object has. How many of them the calls
+# themselves add depends on the Python version, so the counts for a gradient that only the
+# backward walk holds are measured once, below, in the same situation.
+
+def may_take(grad, leaf):
+    """True if ``grad`` can become ``leaf.grad`` as it is: no hook, other node or user
+    variable holds this tensor, no other tensor, view or saved value shares its array, and
+    the array is a plain one of the leaf's dtype and shape. Called only as
+    ``AccumulateGrad.accumulate`` calls it, with the walk's list of gradients holding ``grad``."""
+    if not enabled or sys.getrefcount(grad) > _WALK_ONLY or sys.getrefcount(grad._data) > _ONE_TENSOR:
+        return False
+    data = grad._data
+    return (
+        data.base is None and data.flags.writeable and data.flags.c_contiguous
+        and data.dtype == leaf._data.dtype and data.shape == leaf._data.shape
+    )
+
+
+def _measure_private_references():
+    def may_take(grad):  # stands in for the function above: same argument, same call
+        return sys.getrefcount(grad), sys.getrefcount(grad._data)
+
+    def accumulate(grad):  # stands in for AccumulateGrad.accumulate
+        return may_take(grad)
+
+    grad_outputs = [Tensor._make(np.zeros(1))]  # the walk's list of incoming gradients
+    return accumulate(grad_outputs[0])
+
+
+_WALK_ONLY, _ONE_TENSOR = _measure_private_references()

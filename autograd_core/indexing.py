@@ -1,0 +1,124 @@
+"""Indexing: ``x[key]`` and ``x[key] = value``.
+
+A key is read as PyTorch reads it (``index_key``: tensors and lists inside it become
+NumPy arrays), checked with PyTorch's errors, then applied one item at a time with the
+node classes of ``ops.py``: an int is a ``SelectBackward0``, a slice a
+``SliceBackward0``, ``None`` an ``UnsqueezeBackward0`` (all views), and the integer
+arrays and masks, together, one ``IndexBackward0`` (a copy). Writing records a
+``CopySlices`` node through ``inplace.write``.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from . import grad_mode, inplace, ops
+from .tensor import Tensor
+
+
+def index_key(key):
+    """Turn tensors inside an index into NumPy arrays (and 0-d integer tensors into ints)."""
+    if type(key) is tuple:
+        return tuple(index_key(k) for k in key)
+    if type(key) is Tensor:
+        if key._data.dtype.kind not in "biu":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        return key._data.item() if key._data.ndim == 0 and key._data.dtype.kind != "b" else key._data
+    if isinstance(key, list):
+        if any(isinstance(k, (list, tuple, slice, Tensor)) or k is None or k is Ellipsis for k in key):
+            return index_key(tuple(key))  # x[[[0, 1], [1, 0]]] means x[[0, 1], [1, 0]], as in PyTorch
+        return np.asarray(key) if key else np.asarray(key, dtype=np.int64)
+    return key
+
+
+def index(input, key):
+    """``x[key]`` for ints, slices, ``...``, ``None``, boolean masks and integer arrays.
+
+    As in PyTorch, the key is applied one item at a time: an int is a
+    ``SelectBackward0``, a slice a ``SliceBackward0``, ``None`` an
+    ``UnsqueezeBackward0`` (all views; ``x[1, 2]`` is two selects). Then the
+    integer arrays and masks, all together, make one ``IndexBackward0`` (a copy).
+    """
+    key = index_key(key)
+    if type(key) is not tuple:
+        _check_index(input, (key,))
+        if isinstance(key, slice):  # x[:] is a slice even when it takes everything
+            return ops.SliceBackward0.apply(input, key=key)
+        key = (key,)
+    _check_index(input, key)
+    out, dim, rest = input, 0, []  # rest: the key left for the arrays, over out's dims
+    for k in key:
+        if k is Ellipsis:
+            skipped = input.ndim - builtins.sum(_dims_taken(x) for x in key)
+            rest += [slice(None)] * skipped
+            dim += skipped
+        elif k is None:
+            out = ops.UnsqueezeBackward0.apply(out, dim=dim)
+            rest.append(slice(None))
+            dim += 1
+        elif isinstance(k, slice):
+            if k.indices(out.shape[dim]) != (0, out.shape[dim], 1):  # a slice of everything is skipped
+                out = ops.SliceBackward0.apply(out, key=(slice(None),) * dim + (k,))
+            rest.append(slice(None))
+            dim += 1
+        elif isinstance(k, np.ndarray):
+            rest.append(k)
+            dim += _dims_taken(k)
+        else:
+            out = ops.SelectBackward0.apply(out, key=(slice(None),) * dim + (k,))
+    if builtins.any(isinstance(k, np.ndarray) for k in rest):
+        return ops.IndexBackward0.apply(out, key=tuple(rest))
+    return out if out is not input else ops.AliasBackward0.apply(input)
+
+
+def _dims_taken(k):
+    """How many dims of the indexed tensor an index item uses up."""
+    if k is None or k is Ellipsis:
+        return 0
+    return k.ndim if isinstance(k, np.ndarray) and k.dtype.kind == "b" else 1
+
+
+def _check_index(input, items):
+    dim = 0
+    for k in items:
+        if k is None or k is Ellipsis:
+            if k is Ellipsis:
+                dim = input.ndim - builtins.sum(1 for x in items if x is not None and x is not Ellipsis)
+            continue
+        if isinstance(k, (builtins.int, np.integer)) and not isinstance(k, builtins.bool):
+            if dim >= input.ndim:
+                raise IndexError(f"too many indices for tensor of dimension {input.ndim}")
+            size = input.shape[dim]
+            if not -size <= k < size:
+                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
+        elif isinstance(k, np.ndarray) and k.dtype.kind == "b":
+            if k.shape != tuple(input.shape[dim:dim + k.ndim]):
+                raise IndexError(
+                    f"The shape of the mask {list(k.shape)} at index 0 does not match the shape of the indexed "
+                    f"tensor {list(input.shape)} at index {dim}"
+                )
+            dim += k.ndim
+            continue
+        elif isinstance(k, np.ndarray):
+            if dim < input.ndim and k.size and (k.max() >= input.shape[dim] or k.min() < -input.shape[dim]):
+                bad = int(k.max()) if k.max() >= input.shape[dim] else int(k.min())
+                raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {input.shape[dim]}")
+        elif not isinstance(k, slice):
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
+                f"(got {type(k).__name__})"
+            )
+        dim += 1
+
+
+def setitem(self, key, value):
+    """``x[key] = value``: a write into x's memory, recorded as ``CopySlices`` when needed."""
+    key = index_key(key)
+    recording = grad_mode._State.enabled and (self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
+    if not recording:
+        self._data[key] = value._data if isinstance(value, Tensor) else value
+        self._version_counter.value += 1
+        return
+    value = value if isinstance(value, Tensor) else Tensor._make(np.asarray(value, dtype=self._data.dtype))
+    inplace.write(self, lambda t: ops.CopySlices.apply(t, value, key=key), value)
