@@ -13,8 +13,9 @@ What is here, and who calls it:
 * ``operands_ready``: type promotion with nothing to do (``functional._coerce``).
 * ``arithmetic``: ``x + y``, ``x * y``, ``x - y`` on those operands go straight to the
   node class, or straight to NumPy when nothing is recorded (``methods.py``).
-* ``in_place_unrecorded``: ``w -= lr * w.grad`` under ``no_grad`` writes into ``w``'s
-  memory with no temporary copy (``methods.py``).
+* ``in_place_unrecorded`` and ``zero_unrecorded``: ``w -= lr * w.grad`` and
+  ``w.grad.zero_()`` under ``no_grad`` write into the tensor's memory with no temporary
+  copy (``inplace.py``).
 * ``keep_where``: a masked gradient (relu's, clamp's) as a product rather than
   ``np.where``, which branches per element (``ops.py``).
 * ``shared_description``: nodes whose inputs look alike share their tuples, so a large
@@ -93,6 +94,15 @@ def in_place_unrecorded(tensor, ufunc, other):
         return None
     tensor._version_counter.value += 1
     return tensor
+
+
+def zero_unrecorded(tensor):
+    """``tensor.zero_()`` when nothing is recorded: fill in place. False where the plain path must do it."""
+    if not enabled or grad_mode._State.enabled and tensor._requires_grad:
+        return False
+    tensor._data.fill(0)
+    tensor._version_counter.value += 1
+    return True
 
 
 # -- backward formulas -------------------------------------------------------------------

@@ -110,9 +110,7 @@ def fill_(self, value):
 
 
 def zero_(self):
-    if not (grad_mode._State.enabled and self._requires_grad):  # nothing to record
-        self._data.fill(0)
-        self._version_counter.value += 1
+    if _speed.zero_unrecorded(self):
         return self
     return write(self, lambda t: ops.ZeroBackward0.apply(t))
 

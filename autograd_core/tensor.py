@@ -10,9 +10,10 @@ A tensor holds
   so that a saved tensor that was modified can be caught (see ``graph.SavedTensor``).
 
 This file says what a tensor *is*: its data, its autograd state, its conversions to
-Python and NumPy. What you can *do* with one (``x + y``, ``x.exp()``, ``x[0]``,
-``x.add_(y)``, ``x.backward()``) is attached in one place, ``methods.py``, from the
-modules below this one: the math lives in ``ops.py``.
+Python and NumPy. It sits near the bottom of the engine and imports nothing above it.
+What you can *do* with a tensor (``x + y``, ``x.exp()``, ``x[0]``, ``x.add_(y)``,
+``x.backward()``) is attached to it in one place at the top, ``methods.py``; the math
+itself lives in ``ops.py``.
 """
 from __future__ import annotations
 
