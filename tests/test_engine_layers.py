@@ -128,3 +128,31 @@ def test_unrecorded_arithmetic_gives_the_same_bits_either_way(monkeypatch, enabl
     expected = (np.float32([[1.5, -2.0], [0.1, 3.0]]) * np.float32(1.0001) + np.float32(0.0001)
                 - np.float32([[1.5, -2.0], [0.1, 3.0]])) * np.float32([[1.5, -2.0], [0.1, 3.0]]) - np.float32(0.5)
     assert out.numpy().tobytes() == expected.astype(np.float32).tobytes()
+
+
+def test_adding_atan_as_docs_engine_md_shows_takes_its_class_and_one_line(tmp_path):
+    """The two edits of docs/engine.md, made to a copy of the engine, give torch.atan and x.atan()."""
+    import shutil
+    import textwrap
+
+    blocks = [textwrap.dedent(b) for b in re.findall(r"```python\n(.*?)\n *```", (ROOT / "docs" / "engine.md").read_text(), re.S)]
+    node_class = next(b for b in blocks if "class AtanBackward0" in b)
+    table_line = next(b for b in blocks if b.startswith('("atan"'))
+    engine = tmp_path / "autograd_core"
+    shutil.copytree(PACKAGE, engine, ignore=shutil.ignore_patterns("__pycache__"))
+    ops_py, functional_py = engine / "ops.py", engine / "functional.py"
+    ops_py.write_text(ops_py.read_text() + "\n\n" + node_class + "\n")
+    lines = functional_py.read_text().splitlines(keepends=True)
+    table = next(i for i, line in enumerate(lines) if line.startswith("ELEMENTWISE = ["))
+    lines.insert(table + 1, "    " + table_line + "\n")
+    functional_py.write_text("".join(lines))
+    program = (
+        "import autograd_core as torch\n"
+        "x = torch.tensor([0.5, -2.0], requires_grad=True)\n"
+        "y = torch.atan(x) + x.atan()\n"
+        "y.sum().backward()\n"
+        "print(y.grad_fn.next_functions[0][0].name(), [round(v, 4) for v in x.grad.tolist()])\n"
+    )
+    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, cwd=tmp_path,
+                         env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert run.stdout == "AtanBackward0 [1.6, 0.4]\n", run.stderr
