@@ -4,6 +4,8 @@ When ``x`` of shape (3,) is added to ``m`` of shape (2, 3), NumPy stretches
 ``x`` over two rows. In backward each of those copies sends back a gradient,
 so the gradient for ``x`` is the sum over the stretched dimension. The engine
 calls ``sum_to_shape`` on every gradient an op returns, so no op has to.
+
+Forward, ``check_broadcast`` raises PyTorch's error for shapes that do not fit.
 """
 from __future__ import annotations
 
