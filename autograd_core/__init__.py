@@ -32,7 +32,7 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
 Adding an operation (``atan``, say) takes its node class in ops.py and one line in
 functional.py's registry; docs/engine.md shows both.
 """
-from . import autograd, methods
+from . import autograd, functional, methods
 from .creation import (
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, normal, ones,
     ones_like, rand, rand_like, randint, randn, randn_like, randperm, seed, tensor, zeros, zeros_like,
@@ -41,7 +41,6 @@ from .dtypes import (
     Size, bool, device, double, dtype, float, float16, float32, float64, get_default_dtype, half, int, int8,
     int16, int32, int64, long, set_default_dtype, short, uint8,
 )
-from .functional import FUNCTIONS
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .printing import set_printoptions
 from .tensor import Tensor
@@ -49,4 +48,4 @@ from .tensor import Tensor
 __version__ = "0.1.0"
 
 methods.attach()
-globals().update(FUNCTIONS)  # torch.exp, torch.sum, ...: every operation functional.py registers
+globals().update(functional.FUNCTIONS)  # torch.exp, torch.sum, ...: every operation functional.py registers
