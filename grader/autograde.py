@@ -18,9 +18,9 @@ import json
 import multiprocessing
 import sys
 import shutil
-import tempfile
 import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,12 +30,14 @@ from nbgrader.api import Gradebook, MissingEntry
 from traitlets.config import Config
 
 from .course import KIT_DIR, Course, ensure_nbgrader_tools_on_path
-from .executor import execute_notebook
-from .preprocessors import FINDINGS, DetectTampering, ReplayExecution, RestoreCellFlags
+from .preprocessors import FINDINGS, DetectTampering, ReplayExecution, RestoreCellFlags, notebook_flags
 from .progress import ProgressBar
-from .sandbox import SandboxPolicy, Template
+from .sandbox.policy import SandboxPolicy, policy_for
+from .sandbox.scratch import read_data_files, scratch_folder
+from .sandbox.supervisor import run_notebook
+from .sandbox.zygote import Zygote
 from .settings import default_workers
-from .submission import grade_ids, stage_submission
+from .submission import SubmissionUnreadable, grade_ids, stage_submission
 
 STAGED = f"{KIT_DIR}/staged"
 
@@ -77,6 +79,7 @@ class StudentResult:
     score: float = 0.0
     max_score: float = 0.0
     reasons: list[str] = field(default_factory=list)
+    graded: bool = True
 
 
 # ---- the worker side ---------------------------------------------------------------------------
@@ -84,8 +87,18 @@ _WORKER: dict = {}
 
 
 def _init_worker(config: Config, preload: list[str]) -> None:
-    _WORKER["config"] = config
-    _WORKER["template"] = Template(preload)
+    _WORKER.update(config=config, preload=list(preload), zygotes={})
+
+
+def zygote_for(forbidden_imports) -> Zygote:
+    """This worker's zygote for an assignment (the modules it forbids are never loaded in it)."""
+    forbidden = {name.split(".")[0] for name in forbidden_imports}
+    key = tuple(sorted(forbidden))
+    zygote = _WORKER["zygotes"].get(key)
+    if zygote is None or not zygote.alive():
+        zygote = Zygote([m for m in _WORKER["preload"] if m.split(".")[0] not in forbidden])
+        _WORKER["zygotes"][key] = zygote
+    return zygote
 
 
 def sanitize(nb, config: Config, db_url: str, assignment: str, notebook: str, student: str = "."):
@@ -96,6 +109,15 @@ def sanitize(nb, config: Config, db_url: str, assignment: str, notebook: str, st
     for preprocessor in sanitize_preprocessors():  # as nbconvert's exporter applies them
         nb, resources = preprocessor(config=config, enabled=True)(nb, resources)
     return nb, list(resources.get(FINDINGS, []))
+
+
+def instructor_sources(db_url: str, assignment: str, notebook: str) -> dict[str, str]:
+    """The instructor's code cells of a notebook (read-only cells and tests) as the gradebook holds them."""
+    with warnings.catch_warnings(), Gradebook(db_url) as gradebook:
+        warnings.simplefilter("ignore")
+        flags = notebook_flags(gradebook, notebook, assignment)
+    return {name: f["source"] for name, f in flags.items()
+            if f["cell_type"] == "code" and (f["locked"] or f["grade"]) and not f["solution"]}
 
 
 def keep_warnings_harmless(nb) -> list[str]:
@@ -114,23 +136,17 @@ def keep_warnings_harmless(nb) -> list[str]:
 
 def execute_submission_notebook(task: dict) -> dict:
     """Worker task: sanitize, execute and record one staged notebook. Returns its findings."""
-    config, template = _WORKER["config"], _WORKER["template"]
-    nb = nbformat.read(task["path"], as_version=4)
+    config = _WORKER["config"]
+    nb = nbformat.reads(Path(task["path"]).read_text(encoding="utf-8"), as_version=4)
     try:
         nb, findings = sanitize(nb, config, task["db_url"], task["assignment"], task["notebook"], task["student"])
     except Exception as error:  # e.g. nbgrader's metadata validation: no record, so every cell scores 0
-        return {"student": task["student"], "notebook": task["notebook"], "kernel_isolation": True,
+        return {"student": task["student"], "notebook": task["notebook"], "landlock": True, "tests": {},
                 "findings": [f"not gradable: nbgrader could not sanitize it ({type(error).__name__}: {error})"]}
-    scratch = tempfile.mkdtemp(prefix="kitgrade-")
-    try:
-        for data_file in task["data_files"]:
-            target = Path(scratch, data_file["relative"])
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(data_file["path"], target)
-        policy = SandboxPolicy(scratch_dir=scratch, **task["policy"])
-        report = execute_notebook(template, nb, policy, task["timeout"])
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    sources = instructor_sources(task["db_url"], task["assignment"], task["notebook"])
+    policy: SandboxPolicy = task["policy"]
+    with scratch_folder(task["data_files"]) as scratch:
+        report = run_notebook(zygote_for(policy.forbidden_imports), nb, policy.for_scratch(scratch), sources)
     findings += report.findings
     findings += keep_warnings_harmless(nb)
     record = {"sources": [cell.source for cell in nb.cells],
@@ -140,7 +156,8 @@ def execute_submission_notebook(task: dict) -> dict:
     with open(task["record"], "w", encoding="utf-8") as handle:
         json.dump(record, handle)
     return {"student": task["student"], "notebook": task["notebook"], "findings": findings,
-            "kernel_isolation": report.kernel_isolation}
+            "landlock": report.landlock,
+            "tests": {**{t: "trusted" for t in report.trusted_tests}, **{t: "in-process" for t in report.in_process_tests}}}
 
 
 # ---- the instructor side -----------------------------------------------------------------------
@@ -174,20 +191,23 @@ def autograde(course: Course, assignment: str, students: list[str] | None = None
     tasks = []
     gradebook_copy = run_dir / "gradebook.db"
     shutil.copy(course.gradebook_path, gradebook_copy)
-    policy = {"protected_paths": course.protected_paths(), **course.policy(assignment),
-              "memory_limit_mb": settings.memory_limit_mb, "file_size_limit_mb": settings.file_size_limit_mb,
-              "output_limit_bytes": settings.output_limit_bytes}
-    source_dir = course.path("source", assignment)
-    data_files = [{"path": str(p), "relative": str(p.relative_to(source_dir))} for p in source_dir.rglob("*")
-                  if p.is_file() and p.suffix != ".ipynb" and ".ipynb_checkpoints" not in p.parts]
+    policy = policy_for(settings, course.policy(assignment)["forbidden_imports"], course.protected_paths())
+    data_files = read_data_files(course.path("source", assignment), policy.limits)
+    size_limit = policy.limits.notebook_size_limit_mb * 1024 * 1024
+    not_graded: dict[str, str] = {}
     for student in students:
         staged = course.path(STAGED, student, assignment)
-        results[student].reasons += stage_submission(course.path("submitted", student, assignment), staged, expected)
+        try:
+            results[student].reasons += stage_submission(course.path("submitted", student, assignment), staged,
+                                                         expected, size_limit)
+        except (SubmissionUnreadable, OSError) as error:  # the machine's or the folder's fault, not the student's
+            not_graded[student] = f"the submission could not be read ({error})"
+            continue
         for notebook in sorted(staged.glob("*.ipynb")):
             tasks.append({"student": student, "assignment": assignment, "notebook": notebook.stem,
                           "path": str(notebook), "db_url": f"sqlite:///{gradebook_copy}",
                           "record": str(run_dir / assignment / student / f"{notebook.stem}.json"),
-                          "policy": policy, "timeout": settings.cell_timeout, "data_files": data_files})
+                          "policy": policy, "data_files": data_files})
 
     # 2. execute in parallel; 3. as soon as all of a student's notebooks ran, nbgrader grades them
     # (in this process, while the workers go on with the next submissions)
@@ -195,35 +215,38 @@ def autograde(course: Course, assignment: str, students: list[str] | None = None
     pending = {student: 0 for student in students}
     for task in tasks:
         pending[task["student"]] += 1
-    # Workers come from a fresh forkserver, not from this process: whatever the caller has
-    # imported or patched (a test runner, a notebook) must not leak into the graders.
-    context = multiprocessing.get_context("forkserver")
     without_landlock = 0
-    with ProcessPoolExecutor(max_workers=max(1, min(workers, len(tasks) or 1)), mp_context=context,
-                             initializer=_init_worker, initargs=(config, list(settings.preload_modules))) as pool:
-        futures = {pool.submit(execute_submission_notebook, task): task for task in tasks}
-        for future in as_completed(futures):
-            task = futures[future]
+    how_tested: dict[str, str] = {}
+    for task, outcome in run_tasks(tasks, workers, config, list(settings.preload_modules)):
+        student = task["student"]
+        if isinstance(outcome, dict):
+            results[student].reasons += [f"{outcome['notebook']}: {f}" for f in outcome["findings"]]
+            without_landlock += not outcome["landlock"]
+            how_tested.update(outcome.get("tests", {}))
+        else:  # a fault of the grader, not of the student: no grade is recorded for this student
+            not_graded.setdefault(student, f"{task['notebook']}: the grader failed ({outcome})")
+        pending[student] -= 1
+        if pending[student] == 0 and student not in not_graded:
             try:
-                outcome = future.result()
-                results[outcome["student"]].reasons += [f"{outcome['notebook']}: {f}" for f in outcome["findings"]]
-                without_landlock += not outcome["kernel_isolation"]
-            except Exception as error:  # a fault of the grader: reported, the class goes on
-                results[task["student"]].reasons.append(f"{task['notebook']}: grader fault ({error!r})")
-            pending[task["student"]] -= 1
-            if pending[task["student"]] == 0:
-                try:
-                    grade_with_nbgrader(course, assignment, [task["student"]], run_dir, log_level)
-                except Exception as error:  # reported; the class goes on
-                    results[task["student"]].reasons.append(f"nbgrader could not grade this submission ({error!r})")
-            bar.advance()
+                grade_with_nbgrader(course, assignment, [student], run_dir, log_level)
+            except Exception as error:  # reported; the class goes on
+                not_graded[student] = f"nbgrader could not grade this submission ({error!r})"
+        bar.advance()
     bar.close()
     if without_landlock:
         print(f"note: Landlock is not available here; {without_landlock} notebook(s) ran with the audit hook as "
               "their only file isolation (see docs/threat-model.md)", file=sys.stderr)
+    in_process = sorted(label for label, how in how_tested.items() if how == "in-process")
+    if in_process:
+        print(f"note: {len(in_process)} test cell(s) of {assignment} are plain nbgrader test cells, graded from "
+              f"what the student's process reported: {', '.join(in_process)} (tests that call student() are "
+              "graded outside it; see docs/threat-model.md)", file=sys.stderr)
+    for student, why in not_graded.items():
+        results[student].reasons.append(f"not graded, because {why}; run autograde again to grade it")
+        results[student].graded = False
 
     # students with nothing gradable still get their zero, as nbgrader gives a missing notebook
-    score_missing_as_zero(course, assignment, students)
+    score_missing_as_zero(course, assignment, [s for s in students if s not in not_graded])
 
     # 4. report
     from .report import collect_scores, write_report
@@ -231,6 +254,44 @@ def autograde(course: Course, assignment: str, students: list[str] | None = None
     collect_scores(course, assignment, results)
     write_report(course, assignment, results)
     return results
+
+
+def run_tasks(tasks: list[dict], workers: int, config: Config, preload: list[str]):
+    """Run every task in a pool of worker processes; yield ``(task, outcome)`` as each finishes.
+
+    The outcome is the worker's result (a dict) or, for a task the grader could not run, the reason
+    (a str). A worker that dies takes its pool with it: the unfinished tasks run again in a new pool,
+    and those caught in a dead pool twice then run one at a time, so that only a task that kills
+    its worker on its own is given up.
+    """
+    # Workers come from a fresh forkserver, not from this process: whatever the caller has
+    # imported or patched (a test runner, a notebook) must not leak into the graders.
+    context = multiprocessing.get_context("forkserver")
+    queue = [(list(tasks), workers, 0)]  # (tasks, pool size, times they were caught in a dead pool)
+    while queue:
+        batch, size, caught = queue.pop(0)
+        broken = []
+        with ProcessPoolExecutor(max_workers=max(1, min(size, len(batch))), mp_context=context,
+                                 initializer=_init_worker, initargs=(config, preload)) as pool:
+            futures = {pool.submit(execute_submission_notebook, task): task for task in batch}
+            for future in as_completed(futures):
+                task = futures[future]
+                try:
+                    outcome = future.result()
+                except BrokenProcessPool:
+                    broken.append(task)
+                    continue
+                except Exception as error:  # a fault of the grader: reported, the class goes on
+                    outcome = repr(error)
+                yield task, outcome
+        if not broken:
+            continue
+        if len(batch) == 1 and size == 1 and caught >= 2:
+            yield broken[0], "its grading process died while grading it, also when it ran alone"
+        elif caught == 0:
+            queue.append((broken, size, 1))
+        else:
+            queue.extend(([task], 1, 2) for task in broken)
 
 
 def grade_with_nbgrader(course: Course, assignment: str, students: list[str], run_dir: Path, log_level: str) -> None:

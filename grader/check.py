@@ -6,6 +6,9 @@ import json
 from pathlib import Path
 
 from .local_grading import LocalGrader
+from .sandbox.policy import policy_for
+from .sandbox.scratch import DataFilesTooLarge, read_data_files
+from .settings import KitGrade
 from .submission import read_notebook_strictly
 
 
@@ -19,10 +22,17 @@ def check_notebook(path: Path, timeout: float = 30.0, out=print) -> int:
     if reason:
         out(f"{path}: {reason}")
         return 2
-    policy = json.loads(json.dumps(nb.metadata.get("kitgrade", {})))
-    options = {"protected_paths": [], "forbidden_imports": policy.get("forbidden_imports", [])}
+    meta = json.loads(json.dumps(nb.metadata.get("kitgrade", {})))
+    forbidden = meta.get("forbidden_imports", []) if isinstance(meta, dict) else []
+    settings = KitGrade(cell_timeout=timeout)
+    policy = policy_for(settings, [name for name in forbidden if isinstance(name, str)])
+    try:
+        data_files = read_data_files(Path(path).resolve().parent, policy.limits)
+    except DataFilesTooLarge as error:
+        out(f"note: {error}; no data files copied")
+        data_files = {}
     with LocalGrader() as grader:
-        _, result = grader.execute_and_score(nb, options, timeout, data_dir=Path(path).resolve().parent)
+        _, result = grader.execute_and_score(nb, policy, data_files)
     if not result.tests:
         out(f"{path}: no autograded tests found")
         return 2

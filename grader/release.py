@@ -9,6 +9,8 @@ import nbformat
 from .autograde import sanitize
 from .course import Course, ensure_nbgrader_tools_on_path
 from .local_grading import LocalGrader, NotebookResult
+from .sandbox.policy import policy_for
+from .sandbox.scratch import read_data_files
 
 
 @dataclass
@@ -45,8 +47,8 @@ def generate_release(course: Course, assignment: str, log_level: str = "ERROR") 
 def prove_release(course: Course, assignment: str) -> list[ReleaseProof]:
     """Grade the solution (must pass every test) and the blank release (must fail them), hidden tests included."""
     settings = course.settings()
-    options = {"protected_paths": [], **course.policy(assignment), "memory_limit_mb": settings.memory_limit_mb,
-               "file_size_limit_mb": settings.file_size_limit_mb, "output_limit_bytes": settings.output_limit_bytes}
+    policy = policy_for(settings, course.policy(assignment)["forbidden_imports"])
+    data_files = read_data_files(course.path("source", assignment), policy.limits)  # as autograde copies them
     proofs = []
     with LocalGrader(settings.preload_modules) as grader:
         for source in course.source_notebooks(assignment):
@@ -54,7 +56,7 @@ def prove_release(course: Course, assignment: str) -> list[ReleaseProof]:
             for kind, path in (("solution", source), ("blank", course.path("release", assignment, source.name))):
                 nb = nbformat.read(path, as_version=4)
                 nb, _ = sanitize(nb, course.config(), course.db_url, assignment, source.stem)
-                _, graded[kind] = grader.execute_and_score(nb, options, settings.cell_timeout, data_dir=source.parent)
+                _, graded[kind] = grader.execute_and_score(nb, policy, data_files)
             proofs.append(ReleaseProof(source.stem, graded["solution"], graded["blank"]))
     return proofs
 

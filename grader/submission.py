@@ -8,18 +8,54 @@ expected one when its cell ids show which one it is; extra notebooks are ignored
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 from pathlib import Path
 
 import nbformat
 
+#: Largest submitted notebook read when no limit is given (``KitGrade.notebook_size_limit_mb``).
+DEFAULT_SIZE_LIMIT = 20 * 1024 * 1024
 
-def read_notebook_strictly(path: Path):
-    """Return ``(notebook, None)`` or ``(None, reason)`` for a submitted file."""
+
+def read_submitted_file(path: Path, size_limit: int = DEFAULT_SIZE_LIMIT):
+    """Return ``(bytes, None)`` or ``(None, reason)``: a submitted file read as a file, never followed.
+
+    A symbolic link, a hard link (another name of a file elsewhere), a device or a pipe is not read;
+    nor is a file over the size limit (checked before reading).
+    """
     try:
-        raw = path.read_bytes()
+        info = os.lstat(path)
     except OSError as error:
         return None, f"unreadable ({error.strerror})"
+    if stat.S_ISLNK(info.st_mode):
+        return None, "a symbolic link, not a file: not followed"
+    if not stat.S_ISREG(info.st_mode):
+        return None, "not a regular file: not read"
+    if info.st_nlink > 1:
+        return None, "a hard link (another name of a file elsewhere): not read"
+    if info.st_size > size_limit:
+        return None, f"{info.st_size / 2**20:.1f} MiB, over the limit of {size_limit / 2**20:g} MiB: not read"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as error:
+        return None, f"unreadable ({error.strerror})"
+    with os.fdopen(fd, "rb") as handle:
+        opened = os.fstat(handle.fileno())
+        if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino) or not stat.S_ISREG(opened.st_mode):
+            return None, "changed while it was read: not read"
+        raw = handle.read(size_limit + 1)
+    if len(raw) > size_limit:
+        return None, f"over the limit of {size_limit / 2**20:g} MiB: not read"
+    return raw, None
+
+
+def read_notebook_strictly(path: Path, size_limit: int = DEFAULT_SIZE_LIMIT):
+    """Return ``(notebook, None)`` or ``(None, reason)`` for a submitted file."""
+    raw, reason = read_submitted_file(path, size_limit)
+    if reason:
+        return None, reason
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
@@ -38,24 +74,42 @@ def read_notebook_strictly(path: Path):
 
 
 def grade_ids(notebook) -> set[str]:
-    return {cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for cell in notebook.cells} - {None}
+    """The nbgrader cell ids of a notebook (ids that are not strings are no ids)."""
+    ids = set()
+    for cell in notebook.cells:
+        metadata = cell.get("metadata")
+        nbgrader = metadata.get("nbgrader") if isinstance(metadata, dict) else None
+        grade_id = nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
+        if isinstance(grade_id, str):
+            ids.add(grade_id)
+    return ids
 
 
-def stage_submission(submitted: Path, staged: Path, expected: dict[str, set[str]]) -> list[str]:
+class SubmissionUnreadable(Exception):
+    """The submission's folder cannot be read as a folder of files (it is a link, or unreadable)."""
+
+
+def stage_submission(submitted: Path, staged: Path, expected: dict[str, set[str]],
+                     size_limit: int = DEFAULT_SIZE_LIMIT) -> list[str]:
     """Copy the gradable notebooks of ``submitted`` into ``staged`` under their expected names.
 
     ``expected`` maps each notebook name (without ``.ipynb``) to the cell ids of its source.
-    Returns the findings, one sentence each.
+    Returns the findings, one sentence each. Files are read as files (``read_submitted_file``).
     """
     findings: list[str] = []
+    if os.path.islink(submitted) or not submitted.is_dir():
+        raise SubmissionUnreadable(f"{submitted} is not a folder (a link is not followed)")
     if staged.exists():
         shutil.rmtree(staged)
     staged.mkdir(parents=True)
-    if (submitted / "timestamp.txt").is_file():
-        shutil.copy(submitted / "timestamp.txt", staged / "timestamp.txt")
+    if os.path.lexists(submitted / "timestamp.txt"):
+        raw, reason = read_submitted_file(submitted / "timestamp.txt", 4096)
+        if reason:
+            raise SubmissionUnreadable(f"timestamp.txt: {reason}")
+        (staged / "timestamp.txt").write_bytes(raw)
     valid: dict[str, tuple[Path, object]] = {}
     for path in sorted(submitted.glob("*.ipynb")):
-        notebook, reason = read_notebook_strictly(path)
+        notebook, reason = read_notebook_strictly(path, size_limit)
         if reason:
             findings.append(f"{path.name}: {reason}")
         else:
@@ -75,7 +129,11 @@ def stage_submission(submitted: Path, staged: Path, expected: dict[str, set[str]
             findings.append(f"{path.name}: extra notebook, ignored")
     for name in expected:
         if name in placed:
-            shutil.copy(placed[name], staged / f"{name}.ipynb")
+            raw, reason = read_submitted_file(placed[name], size_limit)
+            if reason:
+                findings.append(f"{placed[name].name}: {reason}")
+                continue
+            (staged / f"{name}.ipynb").write_bytes(raw)
         elif f"{name}.ipynb" not in " ".join(findings):
             findings.append(f"{name}.ipynb: missing (scored 0)")
         else:

@@ -1,0 +1,95 @@
+"""What an exercise's test cells use: ``student()``, ``check()``, ``check_close()``, ``describe()``.
+
+A test cell asks for the student's answers with ``student("code")`` and checks the values it
+gets back::
+
+    got = student("second_derivative(lambda x: x ** 3, 2.0)")
+    check_close("second_derivative(x ** 3) at 2", got, 12.0, {"x0": 2.0})
+
+In a notebook's kernel (a student working, plain nbgrader) ``student`` runs the code right there.
+When ``kitgrade`` grades, a test cell that uses ``student`` runs in the grader's own process
+instead: ``student`` sends the code to the student's process and receives only the value, as plain
+data (``grader.sandbox.values``). Either way the test sees the same plain values: numbers, strings,
+lists, tuples, dicts, NumPy arrays (a tensor arrives as its array), ``StudentException`` for an
+exception object, ``Opaque`` for anything else.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+
+import numpy as np
+
+from .sandbox.values import Opaque, StudentException, plain
+
+__all__ = ["student", "check", "check_close", "describe", "Opaque", "StudentException", "StudentCodeError"]
+
+
+class StudentCodeError(Exception):
+    """The student's code raised (or did not answer) while a test asked it for a value."""
+
+    def __init__(self, ename: str, evalue: str):
+        super().__init__(f"{ename}: {evalue}" if evalue else ename)
+        self.ename, self.evalue = ename, evalue
+
+
+def run_code(code: str, namespace: dict):
+    """Run ``code`` in ``namespace``; its last line, if an expression, is the value returned."""
+    tree = ast.parse(code, "<test>", "exec")
+    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    exec(compile(tree, "<test>", "exec"), namespace)
+    if last is None:
+        return None
+    return eval(compile(ast.Expression(last.value), "<test>", "eval"), namespace)
+
+
+def student(code: str):
+    """The value of ``code`` run in the student's notebook, as plain data (see the module's docstring)."""
+    namespace = sys._getframe(1).f_globals
+    try:
+        value = run_code(code, namespace)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as error:
+        raise StudentCodeError(type(error).__name__, str(error)) from error
+    return plain(value)
+
+
+def describe(value) -> str:
+    """A short printable form of a number, array, tensor or anything else (with the dtype of arrays)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={describe(v)}" for k, v in value.items())
+    if hasattr(value, "detach") and hasattr(value, "numpy") and not isinstance(value, np.ndarray):
+        value = value.detach().numpy()
+    if isinstance(value, np.generic):
+        return f"{value.item()!r} ({value.dtype.name})"
+    if isinstance(value, np.ndarray):
+        text = np.array2string(value, precision=8, threshold=12, separator=", ")
+        return text if value.dtype == np.float64 else f"{text} ({value.dtype.name})"
+    return repr(value)
+
+
+def check(condition, what, expected, got, inp):
+    """Fail with 'WHAT: expected ..., got ..., for input ...' unless ``condition`` is true."""
+    if not condition:
+        raise AssertionError(f"{what}: expected {expected}, got {got}, for input {describe(inp)}")
+
+
+def check_close(what, got, expected, inp, rtol=1e-6, atol=1e-9):
+    """Fail unless ``got`` (number, array or tensor) has ``expected``'s shape and is close to it."""
+    check(got is not None, what, describe(expected), None, inp)
+    expected = np.asarray(expected.detach().numpy() if hasattr(expected, "detach") else expected, dtype=float)
+    try:
+        array = np.asarray(got.detach().numpy() if hasattr(got, "detach") else got)
+        values = array.astype(float)
+    except Exception:
+        check(False, what, describe(expected), f"{got!r} (not a number, array or tensor)", inp)
+    check(values.shape == expected.shape, what, f"shape {expected.shape}: {describe(expected)}",
+          f"shape {values.shape}: {describe(array)}", inp)
+    if not np.allclose(values, expected, rtol=rtol, atol=atol):
+        gap = float(np.max(np.abs(values - expected))) if values.size else 0.0
+        check(False, what, describe(expected),
+              f"{describe(array)} (off by up to {gap:.3g}; allowed: rtol={rtol}, atol={atol})", inp)

@@ -1,0 +1,21 @@
+"""The sandbox: runs one student's notebook so that nothing in it can decide its own grade.
+
+Rooms, one defence each (read them in this order):
+
+* ``policy.py``      what a notebook may do and use (limits from the course's settings)
+* ``supervisor.py``  the trusted side: drives the notebook cell by cell, keeps time and size, runs
+                     trusted tests (``trusted_tests.py``) in its own process
+* ``protocol.py``    the messages between supervisor and student's process, and how they are read
+* ``values.py``      the only data that crosses back: plain values, strictly decoded
+* ``zygote.py``      a clean pre-warmed interpreter that forks the student's process
+* ``child.py``       the student's process: walls up, then one command at a time
+* ``landlock.py``    the kernel's file, network and signal wall
+* ``mounts.py``      ``/tmp`` mapped to the scratch folder
+* ``audit.py``       the audit hook that explains refusals
+* ``recorder.py``    outputs into nbformat
+* ``guard.py``       puts back the machinery plain (in-process) nbgrader test cells rely on
+* ``shell.py``       the IPython shell, as a kernel's
+* ``scratch.py``     the scratch folder and the assignment's data files
+
+The trust boundary is the process: see docs/threat-model.md.
+"""

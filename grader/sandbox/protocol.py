@@ -1,0 +1,85 @@
+"""The protocol between the supervisor (trusted) and the student's process (untrusted).
+
+Two pipes, one JSON object per line. The supervisor drives: it sends one command and waits for
+the one reply that answers it; nothing the student's process sends unasked is believed.
+
+Commands (supervisor -> student's process)::
+
+    {"run": i, "source": "...", "test": false}   run cell i (test: a plain nbgrader test cell)
+    {"probe": i, "code": "..."}                  evaluate code for a trusted test, reply its value
+    {"exit": true}                               finish
+
+Replies (student's process -> supervisor)::
+
+    {"ready": true, "landlock": bool, "tmp": bool}        set up (Landlock applied, /tmp mapped)
+    {"ran": i, "outputs": [...], "execution_count": n, "error": bool, "notes": [...]}
+    {"probed": i, "value": <values.encode>, "outputs": [...]}
+    {"probed": i, "error": {"ename", "evalue", "traceback"}, "outputs": [...]}
+
+The supervisor reads with a deadline checked on every read (a process that keeps writing cannot
+hold it), caps every line and the total it accepts per notebook, and treats a malformed or
+unexpected line as the end of that process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import time
+
+
+def send(fd: int, message: dict) -> None:
+    """Write one message (used on both sides)."""
+    data = (json.dumps(message, default=str) + "\n").encode()
+    while data:
+        written = os.write(fd, data)
+        data = data[written:]
+
+
+class ProtocolError(Exception):
+    """The other side sent something that is not a well-formed, expected message."""
+
+
+class TimedOut(Exception):
+    """The deadline passed before a reply came."""
+
+
+class Closed(Exception):
+    """The student's process closed its end (it exited or died)."""
+
+
+class Reader:
+    """Reads replies from the student's process, within a total byte budget."""
+
+    def __init__(self, fd: int, total_limit: int, line_limit: int):
+        self.fd, self.total_limit, self.line_limit = fd, total_limit, line_limit
+        self.buffer = b""
+        self.received = 0
+
+    def next(self, deadline: float) -> dict:
+        """The next message; ``TimedOut`` at ``deadline`` (a monotonic time), ``Closed`` at the end."""
+        while b"\n" not in self.buffer:
+            if len(self.buffer) > self.line_limit:
+                raise ProtocolError(f"a message over {self.line_limit} bytes")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimedOut()
+            ready, _, _ = select.select([self.fd], [], [], remaining)
+            if not ready:
+                raise TimedOut()
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                raise Closed()
+            self.received += len(chunk)
+            if self.received > self.total_limit:
+                raise ProtocolError(f"more than {self.total_limit} bytes of messages")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            raise ProtocolError("a line that is not JSON") from None
+        if not isinstance(message, dict):
+            raise ProtocolError("a message that is not an object")
+        return message

@@ -1,0 +1,322 @@
+"""The supervisor: runs one notebook in a student's process and decides what its test cells scored.
+
+It lives outside the student's process and believes nothing that comes out of it except plain
+values. For every code cell, in order:
+
+* a **student** cell, or an instructor's read-only cell, is sent to the student's process to run
+  (an instructor cell also runs in the trusted namespace, so tests find its imports and helpers);
+* a **trusted test** (a test cell that calls ``student(...)``) runs here; each ``student(code)``
+  is one request to the student's process, answered with a value;
+* a **plain nbgrader test cell** (asserts, no ``student``) can only run in the student's process,
+  as in nbgrader; it is graded from what that process reports, and the report says so.
+
+The supervisor alone keeps time (per cell and per notebook) and size (every message, all of a
+notebook's messages, the outputs it keeps, error outputs included); a student's process that
+overruns is interrupted, then killed. Error outputs of test cells are always kept (clipped), since
+they are what makes nbgrader score a test as failed.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+
+import nbformat
+from nbgrader import utils as nbgrader_utils
+
+from ..checks import StudentCodeError
+from .policy import SandboxPolicy
+from .protocol import Closed, ProtocolError, Reader, TimedOut, send
+from .recorder import clip
+from .trusted_tests import TrustedSide, is_trusted_test, output_size
+from .values import ValueRejected, decode
+from .zygote import ZygoteFailed, end_process
+
+#: Seconds an interrupted cell gets to stop before its process is killed.
+INTERRUPT_GRACE = 2.0
+#: Seconds the student's process may take to set itself up.
+STARTUP_TIMEOUT = 60.0
+#: Messages carrying values (a probe's answer) may be this large; all of them together, this.
+VALUE_MESSAGE_LIMIT = 16 * 1024 * 1024
+TOTAL_MESSAGE_LIMIT = 64 * 1024 * 1024
+
+
+@dataclass
+class ExecutionReport:
+    """What happened while a notebook ran: one line per event an instructor should know about."""
+
+    findings: list[str] = field(default_factory=list)
+    landlock: bool = False
+    trusted_tests: list[str] = field(default_factory=list)
+    in_process_tests: list[str] = field(default_factory=list)
+
+
+def cell_label(cell, index: int) -> str:
+    grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+    return f"cell {grade_id!r}" if grade_id else f"cell {index}"
+
+
+class StudentProcess:
+    """One student's process, seen from the supervisor: commands out, replies in, within limits."""
+
+    def __init__(self, zygote, policy: SandboxPolicy, report: ExecutionReport):
+        self.zygote, self.report = zygote, report
+        self.limits = policy.limits
+        self.pid, self.commands, replies = zygote.spawn(policy.to_message())
+        self.reader = Reader(replies, TOTAL_MESSAGE_LIMIT + self.limits.output_limit_bytes,
+                             VALUE_MESSAGE_LIMIT + self.limits.output_limit_bytes)
+        self.alive = True
+        self.ended_how = ""
+        self.notebook_deadline = time.monotonic() + self.limits.notebook_timeout
+        self.counter = 0
+
+    def wait_ready(self) -> dict:
+        message = self._next(time.monotonic() + STARTUP_TIMEOUT, None)
+        return message or {}
+
+    def request(self, verb: str, payload: dict, label: str) -> dict | None:
+        """Send one command (``run`` or ``probe``) and return its reply (None if none came)."""
+        if not self.alive:
+            return None
+        self.counter += 1
+        index = self.counter
+        key = _REPLY[verb]
+        command = {verb: index, **payload}
+        try:
+            send(self.commands, command)
+        except OSError:
+            self._gone("closed its end")
+            return None
+        deadline = min(time.monotonic() + self.limits.cell_timeout, self.notebook_deadline)
+        return self._next(deadline, (key, index), label)
+
+    def _next(self, deadline: float, expect, label: str = "") -> dict | None:
+        interrupted = False
+        while True:
+            try:
+                message = self.reader.next(deadline)
+            except TimedOut:
+                if time.monotonic() >= self.notebook_deadline:
+                    self.report.findings.append(f"the notebook ran longer than its limit of "
+                                                f"{self.limits.notebook_timeout:g} s; {label or 'its set-up'} was "
+                                                "stopped and the cells after it did not run")
+                    self._end()
+                    return None
+                if interrupted or expect is None:
+                    self.report.findings.append(f"{label or 'the set-up'} ignored the interrupt; its process was stopped")
+                    self._end()
+                    return None
+                self.report.findings.append(f"{label} ran longer than {self.limits.cell_timeout:g} s and was interrupted")
+                interrupted = True
+                try:
+                    os.kill(self.pid, signal.SIGINT)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                deadline = min(time.monotonic() + INTERRUPT_GRACE, self.notebook_deadline + INTERRUPT_GRACE)
+                continue
+            except ProtocolError as error:
+                self.report.findings.append(f"the notebook's process broke the grading protocol ({error}) "
+                                            f"during {label or 'its set-up'}; it was stopped")
+                self._end()
+                return None
+            except Closed:
+                self._gone(f"during {label or 'its set-up'}")
+                return None
+            if "crash" in message:
+                self.report.findings.append(f"grader fault: {clip(str(message['crash']), 2000)}")
+                self._end()
+                return None
+            if expect is None and message.get("ready") is True:
+                return message
+            if expect is not None and message.get(expect[0]) == expect[1]:
+                message["interrupted"] = interrupted
+                return message
+            self.report.findings.append(f"the notebook's process sent an unexpected message during "
+                                        f"{label or 'its set-up'}; it was stopped")
+            self._end()
+            return None
+
+    def _gone(self, when: str) -> None:
+        self.alive = False
+        status = self._reap()
+        self.ended_how = _describe_exit(status) if status is not None else "ended"
+        self.report.findings.append(f"the notebook's process {self.ended_how} {when}")
+
+    def _end(self) -> None:
+        if self.alive:
+            self.alive = False
+            end_process(self.pid)
+            self._reap()
+            self.ended_how = "was stopped"
+
+    def _reap(self):
+        try:
+            os.close(self.commands)
+        except OSError:
+            pass
+        try:
+            os.close(self.reader.fd)
+        except OSError:
+            pass
+        end_process(self.pid)
+        try:
+            return self.zygote.wait(self.pid)
+        except ZygoteFailed:
+            return None
+
+    def finish(self) -> None:
+        if self.alive:
+            try:
+                send(self.commands, {"exit": True})
+            except OSError:
+                pass
+            self.alive = False
+            self._reap()
+
+
+def run_notebook(zygote, nb, policy: SandboxPolicy, instructor_sources: dict | None = None) -> ExecutionReport:
+    """Run the code cells of ``nb`` (outputs filled in place, as nbclient does); return the report.
+
+    ``instructor_sources`` maps the grade ids of the instructor's code cells to their sources as
+    the gradebook holds them (autograde); without it (``check``, the release proof) the notebook's
+    own sources are the instructor's.
+    """
+    report = ExecutionReport()
+    limits = policy.limits
+    budget = [limits.output_limit_bytes]
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    process = StudentProcess(zygote, policy, report)
+    try:
+        ready = process.wait_ready()
+        report.landlock = ready.get("landlock") is True
+        label = [""]
+        trusted = TrustedSide(lambda code: _probe(process, code, label[0]))
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "code" or not cell.source.strip():
+                continue
+            label[0] = cell_label(cell, index)
+            kind, source = _classify(cell, instructor_sources)
+            if kind == "trusted test":
+                report.trusted_tests.append(label[0])
+                outputs, _ = trusted.run_test(source, budget[0])
+                for output in outputs:
+                    _keep(cell, output, budget, always=output["output_type"] == "error")
+                continue
+            if kind == "in-process test":
+                report.in_process_tests.append(label[0])
+            reply = process.request("run", {"source": source, "test": kind == "in-process test",
+                                            "instructor": kind == "instructor"}, label[0])
+            if kind == "instructor":
+                trusted.run_setup(source)
+            if reply is None:
+                _keep(cell, _error("DeadKernelError", f"the notebook's process {process.ended_how or 'ended'} "
+                                   "before this cell could finish"), budget, always=True)
+                continue
+            count = reply.get("execution_count")
+            cell.execution_count = count if isinstance(count, int) else None
+            for output in reply.get("outputs") if isinstance(reply.get("outputs"), list) else []:
+                if _well_formed(output):
+                    _keep(cell, output, budget, always=output["output_type"] == "error" and kind != "student")
+            if reply.get("interrupted"):
+                _keep(cell, _error("CellTimeoutError", f"the cell ran longer than {limits.cell_timeout:g} s"),
+                      budget, always=True)
+            elif reply.get("error") is True and not any(o.output_type == "error" for o in cell.outputs):
+                _keep(cell, _error("CellError", "the cell failed"), budget, always=True)
+            notes = reply.get("notes")
+            if isinstance(notes, list):
+                report.findings.extend(f"{label[0]}: {clip(str(n), 300)}" for n in notes[:20])
+        if budget[0] <= 0:
+            report.findings.append(f"output over the notebook's limit of {limits.output_limit_bytes} bytes was dropped")
+    finally:
+        process.finish()
+    return report
+
+
+def _probe(process: StudentProcess, code: str, label: str):
+    """``student(code)`` for a trusted test: the value computed in the student's process."""
+    if not isinstance(code, str):
+        raise TypeError("student() takes the code to run as a string")
+    reply = process.request("probe", {"code": code}, label)
+    if reply is None:
+        raise StudentCodeError("NoAnswer", f"the notebook's process {process.ended_how or 'ended'} without answering")
+    if reply.get("interrupted"):
+        raise StudentCodeError("TimeoutError", f"no answer within {process.limits.cell_timeout:g} s")
+    error = reply.get("error")
+    if isinstance(error, dict):
+        raise StudentCodeError(clip(str(error.get("ename", "Error")), 100), clip(str(error.get("evalue", "")), 2000))
+    try:
+        return decode(reply.get("value"))
+    except ValueRejected as rejected:
+        raise StudentCodeError("ValueRejected", f"the answer is not a plain value ({rejected})") from None
+
+
+def _classify(cell, instructor_sources: dict | None) -> tuple[str, str]:
+    """('student' | 'instructor' | 'trusted test' | 'in-process test', the source to run)."""
+    meta = cell.metadata.get("nbgrader", {})
+    grade_id = meta.get("grade_id")
+    locked = nbgrader_utils.is_locked(cell)
+    is_test = nbgrader_utils.is_grade(cell) and not nbgrader_utils.is_solution(cell)
+    source = cell.source
+    if instructor_sources is not None:
+        if not isinstance(grade_id, str) or grade_id not in instructor_sources:
+            return "student", source
+        source = instructor_sources[grade_id]
+    if is_test:
+        return ("trusted test" if is_trusted_test(source) else "in-process test"), source
+    if locked:
+        return "instructor", source
+    return "student", source
+
+
+def _keep(cell, output: dict, budget: list, always: bool = False) -> None:
+    """Add an output to a cell within the notebook's budget (a test's error output always, clipped)."""
+    if output.get("output_type") == "error":
+        output = {"output_type": "error", "ename": clip(str(output.get("ename", "Error")), 200),
+                  "evalue": clip(str(output.get("evalue", "")), 2000),
+                  "traceback": [clip(str(line), 2000) for line in list(output.get("traceback") or [])[-30:]]
+                  if isinstance(output.get("traceback"), list) else []}
+    size = output_size(output)
+    if size > budget[0] and not always:
+        budget[0] = 0
+        return
+    budget[0] = max(0, budget[0] - size)
+    try:
+        cell.outputs.append(nbformat.from_dict(output))
+    except Exception:
+        cell.outputs.append(nbformat.from_dict(_error("MalformedOutput", "an output could not be read")))
+
+
+def _error(ename: str, evalue: str) -> dict:
+    return {"output_type": "error", "ename": ename, "evalue": evalue, "traceback": [f"{ename}: {evalue}"]}
+
+
+_REPLY = {"run": "ran", "probe": "probed"}
+
+
+def _well_formed(output) -> bool:
+    """An output as nbformat defines it (what the student's process sends is checked, not trusted)."""
+    if not isinstance(output, dict):
+        return False
+    kind = output.get("output_type")
+    if kind == "stream":
+        return output.get("name") in ("stdout", "stderr") and isinstance(output.get("text"), str)
+    if kind == "error":
+        return isinstance(output.get("ename"), str) and isinstance(output.get("evalue"), str)
+    if kind in ("display_data", "execute_result"):
+        data = output.get("data")
+        return isinstance(data, dict) and all(isinstance(k, str) for k in data) \
+            and isinstance(output.get("metadata", {}), dict)
+    return False
+
+
+def _describe_exit(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGKILL:
+            return "was killed (out of time or memory)"
+        return f"died of signal {signal.Signals(sig).name}"
+    return f"exited early (status {os.WEXITSTATUS(status)})"
