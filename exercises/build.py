@@ -17,15 +17,19 @@ Then every cell starts with a header line at column 0:
 ``%% solution <grade_id>``      the student's cell (``### BEGIN SOLUTION`` / ``### END SOLUTION``)
 ``%% test <grade_id> <points>`` an autograded, locked test cell worth ``<points>``
 
+Test cells ask for the student's answers with ``student("code")`` and check the plain values that
+come back with ``check``/``check_close`` (``grader/checks.py``). When ``kitgrade`` grades, such a
+test cell runs in the grader's process, never in the student's (docs/threat-model.md); in a
+notebook's kernel it runs as any cell does. Hidden tests go between ``### BEGIN HIDDEN TESTS`` and
+``### END HIDDEN TESTS`` as nbgrader defines.
+
 Two placeholders are filled in:
 
-* ``{{check_helpers}}`` (in a read-only code cell): ``check_close`` and ``check``, the helpers the
-  visible tests use; each failure names what was expected, what came back and for which input.
-* right after every ``### BEGIN HIDDEN TESTS`` line the same helpers are inserted again under
-  private names (``_hidden_close``, ``_hidden_check``), so hidden tests never depend on a name a
-  student's cell could have redefined.
-* ``{{reference}}`` (in a hidden block): imports the kit's engine as ``_hidden_ref`` and defines
-  ``_hidden_reference(op, inputs, grad)``, the gradients the engine computes, to compare with.
+* ``{{check_helpers}}`` (in a read-only code cell): imports ``student``, ``check``, ``check_close``
+  and ``describe`` from ``grader.checks``.
+* ``{{reference}}`` (in a hidden block): imports the kit's engine as ``_ref`` and defines
+  ``reference_gradients(op, inputs, grad)``, the gradients the engine computes, to compare with.
+  (It runs in the grader's process: an exercise may forbid the engine in student code.)
 """
 from __future__ import annotations
 
@@ -39,59 +43,21 @@ import nbformat
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / "_src"
 
-CHECK_HELPERS = '''\
-import numpy as {np}
-
-
-def {fmt}(value):
-    """A short printable form of a number, array, tensor (of any engine) or anything else."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        return ", ".join(f"{{k}}={{{fmt}(v)}}" for k, v in value.items())
-    if hasattr(value, "detach") and hasattr(value, "numpy"):
-        value = value.detach().numpy()
-    if isinstance(value, {np}.ndarray):
-        return {np}.array2string(value, precision=6, threshold=12, separator=", ")
-    return repr(value)
-
-
-def {check}(condition, what, expected, got, inp):
-    """Fail with 'WHAT: expected ..., got ..., for input ...' unless condition is true."""
-    if not condition:
-        raise AssertionError(f"{{what}}: expected {{expected}}, got {{got}}, for input {{{fmt}(inp)}}")
-
-
-def {close}(what, got, expected, inp, rtol=1e-6, atol=1e-9):
-    """Fail unless got (number, array or tensor) has expected's shape and is close to it."""
-    {check}(got is not None, what, {fmt}(expected), None, inp)
-    expected = {np}.asarray(expected.detach().numpy() if hasattr(expected, "detach") else expected, dtype=float)
-    try:
-        array = {np}.asarray(got.detach().numpy() if hasattr(got, "detach") else got, dtype=float)
-    except Exception:
-        {check}(False, what, {fmt}(expected), f"{{got!r}} (not a number, array or tensor)", inp)
-    {check}(array.shape == expected.shape, what, f"shape {{expected.shape}}: {{{fmt}(expected)}}",
-          f"shape {{array.shape}}: {{{fmt}(array)}}", inp)
-    if not {np}.allclose(array, expected, rtol=rtol, atol=atol):
-        gap = float({np}.max({np}.abs(array - expected))) if array.size else 0.0
-        {check}(False, what, {fmt}(expected), f"{{{fmt}(array)}} (off by up to {{gap:.3g}}; allowed: rtol={{rtol}}, atol={{atol}})", inp)'''
+CHECK_HELPERS = "from grader.checks import check, check_close, describe, student"
 
 REFERENCE = '''\
-import autograd_core as _hidden_ref  # the kit's engine, the reference (student code may not import it)
+import numpy as np
+import autograd_core as _ref  # the kit's engine, the reference
 
 
-def _hidden_reference(op, inputs, grad):
+def reference_gradients(op, inputs, grad):
     """The gradients of op(*inputs) for the output gradient grad, computed by the kit's engine."""
-    tensors = [_hidden_ref.tensor(_hidden_np.asarray(x, dtype=float), dtype=_hidden_ref.float64, requires_grad=True)
-               for x in inputs]
-    op(*tensors).backward(_hidden_ref.tensor(_hidden_np.asarray(grad, dtype=float), dtype=_hidden_ref.float64))
+    tensors = [_ref.tensor(np.asarray(x, dtype=float), dtype=_ref.float64, requires_grad=True) for x in inputs]
+    op(*tensors).backward(_ref.tensor(np.asarray(grad, dtype=float), dtype=_ref.float64))
     return [t.grad.numpy() for t in tensors]'''
 
-VISIBLE = dict(np="np", fmt="describe", check="check", close="check_close")
-HIDDEN = dict(np="_hidden_np", fmt="_hidden_describe", check="_hidden_check", close="_hidden_close")
 
 HEADER = re.compile(r"^%% (notebook|metadata|markdown|code|solution|test)\b ?(.*)$")
-BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
 
 
 def _cell_meta(kind, grade_id, points=None):
@@ -103,12 +69,7 @@ def _cell_meta(kind, grade_id, points=None):
 
 
 def _fill(source: str, kind: str) -> str:
-    source = source.replace("{{check_helpers}}", CHECK_HELPERS.format(**VISIBLE))
-    source = source.replace("{{reference}}", REFERENCE)
-    if kind == "test" and BEGIN_HIDDEN in source:
-        hidden = CHECK_HELPERS.format(**HIDDEN).replace("\n\n\n", "\n\n")
-        source = source.replace(BEGIN_HIDDEN, BEGIN_HIDDEN + "\n" + hidden + "\n", 1)
-    return source
+    return source.replace("{{check_helpers}}", CHECK_HELPERS).replace("{{reference}}", REFERENCE)
 
 
 def parse(path: Path):
