@@ -43,7 +43,7 @@ import nbformat
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / "_src"
 
-CHECK_HELPERS = "from grader.checks import check, check_close, describe, student"
+CHECK_HELPERS = "from grader.checks import StudentCodeError, StudentException, check, check_close, describe, student"
 
 REFERENCE = '''\
 import numpy as np
