@@ -236,6 +236,9 @@ def autograde(course: Course, assignment: str, students: list[str] | None = None
     if without_landlock:
         print(f"note: Landlock is not available here; {without_landlock} notebook(s) ran with the audit hook as "
               "their only file isolation (see docs/threat-model.md)", file=sys.stderr)
+    folder = course.path("reports")
+    folder.mkdir(exist_ok=True)
+    (folder / f"{assignment}-tests.json").write_text(json.dumps(dict(sorted(how_tested.items())), indent=1))
     in_process = sorted(label for label, how in how_tested.items() if how == "in-process")
     if in_process:
         print(f"note: {len(in_process)} test cell(s) of {assignment} are plain nbgrader test cells, graded from "

@@ -133,8 +133,8 @@ class StudentProcess:
             if expect is not None and message.get(expect[0]) == expect[1]:
                 message["interrupted"] = interrupted
                 return message
-            self.report.findings.append(f"the notebook's process sent an unexpected message during "
-                                        f"{label or 'its set-up'}; it was stopped")
+            self.report.findings.append(f"the notebook's process broke the grading protocol (an unexpected "
+                                        f"message) during {label or 'its set-up'}; it was stopped")
             self._end()
             return None
 
