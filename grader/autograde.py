@@ -16,11 +16,14 @@ from __future__ import annotations
 import copy
 import json
 import multiprocessing
+import os
+import signal
 import sys
 import shutil
 import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,9 +36,9 @@ from .course import KIT_DIR, Course, ensure_nbgrader_tools_on_path
 from .preprocessors import FINDINGS, DetectTampering, ReplayExecution, RestoreCellFlags, notebook_flags
 from .progress import ProgressBar
 from .sandbox.policy import SandboxPolicy, policy_for
-from .sandbox.scratch import read_data_files, scratch_folder
+from .sandbox.scratch import read_data_files, run_folder, scratch_folder
 from .sandbox.supervisor import run_notebook
-from .sandbox.zygote import Zygote
+from .sandbox import workers as grading_workers
 from .settings import default_workers
 from .submission import SubmissionUnreadable, grade_ids, stage_submission
 
@@ -71,6 +74,33 @@ def autograde_preprocessors():
     return [ReplayExecution, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties]
 
 
+class Interrupted(Exception):
+    """The run was stopped (Ctrl-C, SIGTERM, SIGHUP); what was graded is kept."""
+
+    def __init__(self, graded: int, left: int):
+        super().__init__(f"stopped; {graded} graded, {left} left; run again to continue")
+        self.graded, self.left = graded, left
+
+
+@contextmanager
+def stops_as_keyboard_interrupt():
+    """SIGTERM and SIGHUP (a closed terminal) stop the run as Ctrl-C does: cleanly."""
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            previous[sig] = signal.signal(sig, stop)
+        except (ValueError, OSError):  # not the main thread: leave the handlers alone
+            pass
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 @dataclass
 class StudentResult:
     """One student's outcome in an autograde run."""
@@ -83,24 +113,6 @@ class StudentResult:
 
 
 # ---- the worker side ---------------------------------------------------------------------------
-_WORKER: dict = {}
-
-
-def _init_worker(config: Config, preload: list[str]) -> None:
-    _WORKER.update(config=config, preload=list(preload), zygotes={})
-
-
-def zygote_for(forbidden_imports) -> Zygote:
-    """This worker's zygote for an assignment (the modules it forbids are never loaded in it)."""
-    forbidden = {name.split(".")[0] for name in forbidden_imports}
-    key = tuple(sorted(forbidden))
-    zygote = _WORKER["zygotes"].get(key)
-    if zygote is None or not zygote.alive():
-        zygote = Zygote([m for m in _WORKER["preload"] if m.split(".")[0] not in forbidden])
-        _WORKER["zygotes"][key] = zygote
-    return zygote
-
-
 def sanitize(nb, config: Config, db_url: str, assignment: str, notebook: str, student: str = "."):
     """Run nbgrader's sanitizing chain on ``nb``; return it with the findings of the kit's checks."""
     resources = {"nbgrader": {"notebook": notebook, "assignment": assignment, "student": student, "db_url": db_url},
@@ -136,7 +148,7 @@ def keep_warnings_harmless(nb) -> list[str]:
 
 def execute_submission_notebook(task: dict) -> dict:
     """Worker task: sanitize, execute and record one staged notebook. Returns its findings."""
-    config = _WORKER["config"]
+    config = task["config"]
     nb = nbformat.reads(Path(task["path"]).read_text(encoding="utf-8"), as_version=4)
     try:
         nb, findings = sanitize(nb, config, task["db_url"], task["assignment"], task["notebook"], task["student"])
@@ -145,8 +157,8 @@ def execute_submission_notebook(task: dict) -> dict:
                 "findings": [f"not gradable: nbgrader could not sanitize it ({type(error).__name__}: {error})"]}
     sources = instructor_sources(task["db_url"], task["assignment"], task["notebook"])
     policy: SandboxPolicy = task["policy"]
-    with scratch_folder(task["data_files"]) as scratch:
-        report = run_notebook(zygote_for(policy.forbidden_imports), nb, policy.for_scratch(scratch), sources)
+    with scratch_folder(task["data_files"], task.get("scratch_parent")) as scratch:
+        report = run_notebook(grading_workers.zygote_for(policy.forbidden_imports), nb, policy.for_scratch(scratch), sources)
     findings += report.findings
     findings += keep_warnings_harmless(nb)
     record = {"sources": [cell.source for cell in nb.cells],
@@ -170,13 +182,27 @@ def submitted_students(course: Course, assignment: str) -> list[str]:
 
 def autograde(course: Course, assignment: str, students: list[str] | None = None, workers: int | None = None,
               progress: bool = True, log_level: str = "ERROR") -> dict[str, StudentResult]:
-    """Grade every submission of ``assignment``; return each student's result (also written to reports/)."""
+    """Grade every submission of ``assignment``; return each student's result (also written to reports/).
+
+    Stopped by Ctrl-C, SIGTERM or SIGHUP, it stops every process it started, removes its temporary
+    files and raises ``Interrupted`` (what was graded is in the gradebook; a rerun grades the rest).
+    """
+    counts = {"graded": 0, "total": 0}
+    try:
+        with stops_as_keyboard_interrupt():
+            return _autograde(course, assignment, students, workers, progress, log_level, counts)
+    except KeyboardInterrupt:
+        raise Interrupted(counts["graded"], counts["total"] - counts["graded"]) from None
+
+
+def _autograde(course, assignment, students, workers, progress, log_level, counts) -> dict[str, StudentResult]:
     ensure_nbgrader_tools_on_path()
     settings = course.settings()
     config = course.config()
     students = students or submitted_students(course, assignment)
     workers = workers or settings.workers or default_workers()
     results = {student: StudentResult(student) for student in students}
+    counts["total"] = len(students)
     run_dir = course.path(KIT_DIR, "runs")
     if run_dir.exists():
         shutil.rmtree(run_dir)
@@ -215,24 +241,17 @@ def autograde(course: Course, assignment: str, students: list[str] | None = None
     pending = {student: 0 for student in students}
     for task in tasks:
         pending[task["student"]] += 1
-    without_landlock = 0
+    landlock_count = [0]
     how_tested: dict[str, str] = {}
-    for task, outcome in run_tasks(tasks, workers, config, list(settings.preload_modules)):
-        student = task["student"]
-        if isinstance(outcome, dict):
-            results[student].reasons += [f"{outcome['notebook']}: {f}" for f in outcome["findings"]]
-            without_landlock += not outcome["landlock"]
-            how_tested.update(outcome.get("tests", {}))
-        else:  # a fault of the grader, not of the student: no grade is recorded for this student
-            not_graded.setdefault(student, f"{task['notebook']}: the grader failed ({outcome})")
-        pending[student] -= 1
-        if pending[student] == 0 and student not in not_graded:
-            try:
-                grade_with_nbgrader(course, assignment, [student], run_dir, log_level)
-            except Exception as error:  # reported; the class goes on
-                not_graded[student] = f"nbgrader could not grade this submission ({error!r})"
-        bar.advance()
-    bar.close()
+    try:
+        with run_folder() as scratch_parent:
+            for task in tasks:
+                task["scratch_parent"] = scratch_parent
+            _grade_as_results_come(course, assignment, tasks, workers, config, settings, run_dir, log_level,
+                                   results, pending, not_graded, how_tested, bar, landlock_count, counts)
+    finally:
+        bar.close()
+    without_landlock = landlock_count[0]
     if without_landlock:
         print(f"note: Landlock is not available here; {without_landlock} notebook(s) ran with the audit hook as "
               "their only file isolation (see docs/threat-model.md)", file=sys.stderr)
@@ -259,6 +278,27 @@ def autograde(course: Course, assignment: str, students: list[str] | None = None
     return results
 
 
+def _grade_as_results_come(course, assignment, tasks, workers, config, settings, run_dir, log_level,
+                           results, pending, not_graded, how_tested, bar, landlock_count, counts) -> None:
+    """Run the tasks; as soon as all of a student's notebooks ran, let nbgrader grade that student."""
+    for task, outcome in run_tasks(tasks, workers, config, list(settings.preload_modules)):
+        student = task["student"]
+        if isinstance(outcome, dict):
+            results[student].reasons += [f"{outcome['notebook']}: {f}" for f in outcome["findings"]]
+            landlock_count[0] += not outcome["landlock"]
+            how_tested.update(outcome.get("tests", {}))
+        else:  # a fault of the grader, not of the student: no grade is recorded for this student
+            not_graded.setdefault(student, f"{task['notebook']}: the grader failed ({outcome})")
+        pending[student] -= 1
+        if pending[student] == 0 and student not in not_graded:
+            try:
+                grade_with_nbgrader(course, assignment, [student], run_dir, log_level)
+                counts["graded"] += 1
+            except Exception as error:  # reported; the class goes on
+                not_graded[student] = f"nbgrader could not grade this submission ({error!r})"
+        bar.advance()
+
+
 def run_tasks(tasks: list[dict], workers: int, config: Config, preload: list[str]):
     """Run every task in a pool of worker processes; yield ``(task, outcome)`` as each finishes.
 
@@ -274,9 +314,10 @@ def run_tasks(tasks: list[dict], workers: int, config: Config, preload: list[str
     while queue:
         batch, size, caught = queue.pop(0)
         broken = []
-        with ProcessPoolExecutor(max_workers=max(1, min(size, len(batch))), mp_context=context,
-                                 initializer=_init_worker, initargs=(config, preload)) as pool:
-            futures = {pool.submit(execute_submission_notebook, task): task for task in batch}
+        pool = ProcessPoolExecutor(max_workers=max(1, min(size, len(batch))), mp_context=context,
+                                   initializer=grading_workers.init_worker, initargs=(preload, os.getpid()))
+        try:
+            futures = {pool.submit(execute_submission_notebook, {**task, "config": config}): task for task in batch}
             for future in as_completed(futures):
                 task = futures[future]
                 try:
@@ -287,6 +328,12 @@ def run_tasks(tasks: list[dict], workers: int, config: Config, preload: list[str
                 except Exception as error:  # a fault of the grader: reported, the class goes on
                     outcome = repr(error)
                 yield task, outcome
+        except BaseException:  # stopped (Ctrl-C, a signal, the caller gave up): no worker outlives the run
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.kill()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
         if not broken:
             continue
         if len(batch) == 1 and size == 1 and caught >= 2:

@@ -65,14 +65,23 @@ def cmd_collect(args) -> int:
 
 
 def cmd_autograde(args) -> int:
-    from .autograde import autograde
+    from .autograde import Interrupted, autograde
     from .report import format_report
 
     course = _course(args)
-    results = autograde(course, args.assignment, students=args.student or None, workers=args.workers,
-                        progress=not args.quiet)
+    try:
+        results = autograde(course, args.assignment, students=args.student or None, workers=args.workers,
+                            progress=not args.quiet)
+    except Interrupted as stopped:
+        print(f"kitgrade: {stopped}", file=sys.stderr)
+        return 130
     print(format_report(args.assignment, results))
     print(f"report: {course.path('reports', args.assignment + '.csv')}")
+    not_graded = [r.student for r in results.values() if not r.graded]
+    if not_graded:
+        print(f"kitgrade: {len(not_graded)} submission(s) not graded (see the reasons above); run autograde again",
+              file=sys.stderr)
+        return 1
     return 0
 
 

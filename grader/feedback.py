@@ -47,5 +47,6 @@ def write_ungraded_notices(course: Course, assignment: str) -> None:
         items = "".join(f"<li>{html.escape(reason)}</li>" for reason in result["reasons"])
         (folder / "not_graded.html").write_text(
             f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(assignment)}</title></head><body>"
-            f"<h1>{html.escape(assignment)}: {result['score']:g} / {result['max_score']:g}</h1>"
+            f"<h1>{html.escape(assignment)}: "
+            f"{'not graded' if result['score'] is None else format(result['score'], 'g')} / {result['max_score']:g}</h1>"
             f"<p>Your submission could not be graded:</p><ul>{items}</ul></body></html>", encoding="utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
@@ -11,7 +12,7 @@ from nbgrader import utils as nbgrader_utils
 from .sandbox.policy import SandboxPolicy
 from .sandbox.scratch import scratch_folder
 from .sandbox.supervisor import run_notebook
-from .sandbox.zygote import Zygote
+from .sandbox import workers
 from .settings import KitGrade
 
 
@@ -30,11 +31,11 @@ class LocalGrader:
 
     def __enter__(self) -> "LocalGrader":
         self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("forkserver"),
-                                        initializer=_init_local_worker, initargs=(self.preload,))
+                                        initializer=workers.init_worker, initargs=(self.preload, os.getpid()))
         return self
 
     def __exit__(self, *exc_info) -> None:
-        self.pool.submit(_close_zygotes).result()
+        self.pool.submit(workers.close_zygotes).result()
         self.pool.shutdown()
 
     def execute_and_score(self, nb, policy: SandboxPolicy, data_files: dict[str, bytes] | None = None):
@@ -43,28 +44,6 @@ class LocalGrader:
         Returns ``(executed notebook, NotebookResult)``.
         """
         return self.pool.submit(_execute_and_score, nb, policy, data_files or {}).result()
-
-
-_LOCAL: dict = {}
-
-
-def _init_local_worker(preload) -> None:
-    _LOCAL.update(preload=list(preload), zygotes={})
-
-
-def _zygote(forbidden_imports) -> Zygote:
-    forbidden = {name.split(".")[0] for name in forbidden_imports}
-    key = tuple(sorted(forbidden))
-    zygote = _LOCAL["zygotes"].get(key)
-    if zygote is None or not zygote.alive():
-        zygote = _LOCAL["zygotes"][key] = Zygote([m for m in _LOCAL["preload"] if m.split(".")[0] not in forbidden])
-    return zygote
-
-
-def _close_zygotes() -> None:
-    for zygote in _LOCAL.get("zygotes", {}).values():
-        zygote.close()
-    _LOCAL["zygotes"] = {}
 
 
 @dataclass
@@ -102,7 +81,7 @@ def _execute_and_score(nb, policy: SandboxPolicy, data_files: dict[str, bytes]):
     from .autograde import keep_warnings_harmless
 
     with scratch_folder(data_files) as scratch:
-        report = run_notebook(_zygote(policy.forbidden_imports), nb, policy.for_scratch(scratch))
+        report = run_notebook(workers.zygote_for(policy.forbidden_imports), nb, policy.for_scratch(scratch))
     result = NotebookResult(findings=report.findings + keep_warnings_harmless(nb))
     for cell in nb.cells:
         if cell.cell_type == "code" and nbgrader_utils.is_grade(cell) and not nbgrader_utils.is_solution(cell):

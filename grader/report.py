@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 
 from nbgrader.api import Gradebook, MissingEntry
 
@@ -16,6 +17,8 @@ def collect_scores(course: Course, assignment: str, results: dict) -> None:
         maximum = gradebook.find_assignment(assignment).max_score
         for student, result in results.items():
             result.max_score = maximum
+            if not result.graded:
+                continue
             try:
                 result.score = gradebook.find_submission(assignment, student).score
             except MissingEntry:
@@ -24,17 +27,32 @@ def collect_scores(course: Course, assignment: str, results: dict) -> None:
 
 
 def write_report(course: Course, assignment: str, results: dict) -> None:
-    """Write ``reports/<assignment>.csv`` and ``.json``."""
+    """Write ``reports/<assignment>.csv`` and ``.json``: this run's students updated, the others kept.
+
+    A student the report knew and this run did not grade (``--student``, or a rerun) keeps their
+    line; a student not graded because of a fault of the grader has no score, only the reason.
+    """
     folder = course.path("reports")
     folder.mkdir(exist_ok=True)
+    path = folder / f"{assignment}.json"
+    entries = {}
+    if path.exists():
+        try:
+            entries = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            entries = {}
+    for r in results.values():
+        entries[r.student] = {"score": r.score if r.graded else None, "max_score": r.max_score, "reasons": r.reasons}
     with open(folder / f"{assignment}.csv", "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["student", "score", "max_score", "reasons"])
-        for result in sorted(results.values(), key=lambda r: r.student):
-            writer.writerow([result.student, f"{result.score:g}", f"{result.max_score:g}", " | ".join(result.reasons)])
-    with open(folder / f"{assignment}.json", "w", encoding="utf-8") as handle:
-        json.dump({r.student: {"score": r.score, "max_score": r.max_score, "reasons": r.reasons}
-                   for r in results.values()}, handle, indent=1)
+        for student, entry in sorted(entries.items()):
+            score = "" if entry["score"] is None else f"{entry['score']:g}"
+            writer.writerow([student, score, f"{entry['max_score']:g}", " | ".join(entry["reasons"])])
+    temporary = path.with_suffix(".json.tmp")
+    with open(temporary, "w", encoding="utf-8") as handle:
+        json.dump(entries, handle, indent=1)
+    os.replace(temporary, path)
 
 
 def format_report(assignment: str, results: dict) -> str:
@@ -42,7 +60,8 @@ def format_report(assignment: str, results: dict) -> str:
     lines = [f"{assignment}: {len(results)} submission(s)"]
     width = max([len(s) for s in results] + [7])
     for result in sorted(results.values(), key=lambda r: r.student):
-        lines.append(f"  {result.student:<{width}}  {result.score:>6g} / {result.max_score:<6g}")
+        score = f"{result.score:>6g}" if result.graded else "   not graded"
+        lines.append(f"  {result.student:<{width}}  {score} / {result.max_score:<6g}")
         for reason in result.reasons:
             lines.append(f"  {'':<{width}}    - {reason}")
     return "\n".join(lines)

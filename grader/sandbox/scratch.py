@@ -50,9 +50,19 @@ def read_data_files(folder: Path, limits: Limits) -> dict[str, bytes]:
 
 
 @contextmanager
-def scratch_folder(files: dict[str, bytes]):
+def run_folder():
+    """A folder for one run's scratch folders, removed when the run ends however it ends."""
+    folder = tempfile.mkdtemp(prefix="kitgrade-run-")
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def scratch_folder(files: dict[str, bytes], parent: str | None = None):
     """A fresh folder holding ``files`` (relative path -> bytes), removed afterwards."""
-    folder = tempfile.mkdtemp(prefix="kitgrade-")
+    folder = tempfile.mkdtemp(prefix="kitgrade-", dir=parent if parent and os.path.isdir(parent) else None)
     try:
         for relative, content in files.items():
             target = Path(folder, relative)

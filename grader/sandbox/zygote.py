@@ -24,7 +24,15 @@ import subprocess
 import sys
 import time
 
-_PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
+
+
+def die_with_parent() -> None:
+    """Be killed when the process that started this one dies (Linux; elsewhere nothing happens)."""
+    try:
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 # ---- the supervisor's side ------------------------------------------------------------------------
@@ -42,7 +50,8 @@ class Zygote:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": os.environ.get("LANG", "C.UTF-8"),
                "PYTHONPATH": package_root, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "grader.sandbox.zygote", str(child.fileno()), json.dumps(self.preload)],
+            [sys.executable, "-m", "grader.sandbox.zygote", str(child.fileno()), json.dumps(self.preload),
+             str(os.getpid())],
             pass_fds=[child.fileno()], env=env, cwd="/", stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         child.close()
@@ -164,11 +173,14 @@ def _reap_orphans() -> None:
                 pass
 
 
-def main(sock_fd: int, preload: list[str]) -> None:
+def main(sock_fd: int, preload: list[str], parent: int) -> None:
     from .child import run_child
     from .shell import Template
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor ends us (Ctrl-C reaches it, not us)
+    die_with_parent()
+    if os.getppid() != parent:  # the supervisor died before we could ask to die with it
+        return
     try:
         ctypes.CDLL(None).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except (OSError, AttributeError):
@@ -199,6 +211,7 @@ def main(sock_fd: int, preload: list[str]) -> None:
         pid = os.fork()
         if pid == 0:
             try:
+                die_with_parent()
                 sock.close()
                 run_child(template, request["spawn"], commands, replies)
             except BaseException:  # a fault of the grader itself: say so, do not hide it
@@ -219,4 +232,4 @@ def main(sock_fd: int, preload: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), json.loads(sys.argv[2]))
+    main(int(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3]))

@@ -1,0 +1,75 @@
+"""The grading worker processes: each keeps its zygotes and does not outlive the instructor's process.
+
+``autograde``'s pool and ``LocalGrader`` (the release proof, ``check``) start their workers with
+``init_worker``. This module is small on purpose: a worker starts watching the instructor's process
+before it imports nbgrader and the rest, so a run killed even while its workers start up leaves
+nothing behind for long.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+_STATE: dict = {"preload": [], "zygotes": {}}
+
+
+def init_worker(preload: list[str], instructor: int) -> None:
+    """Initializer of a grading worker (``ProcessPoolExecutor(initializer=...)``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the instructor's process decides when to stop
+    exit_with(instructor)
+    _STATE.update(preload=list(preload), zygotes={})
+
+
+def exit_with(instructor: int) -> None:
+    """If the instructor's process dies (even by SIGKILL), exit within a second.
+
+    A worker's parent is multiprocessing's forkserver, which lives as long as its children do, so
+    the worker watches the instructor's process itself. The zygote and the student's process die
+    with the worker (``PR_SET_PDEATHSIG``)."""
+    def watch():
+        while True:
+            time.sleep(1.0)
+            if not alive(instructor):
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="kitgrade-instructor-watch").start()
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` is running (a zombie, dead but not yet reaped by its parent, is not)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            state = handle.read().rsplit(b")", 1)[1].split()[0]
+        return state not in (b"Z", b"X")
+    except FileNotFoundError:
+        return False
+    except (OSError, IndexError):  # no /proc here: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
+
+
+def zygote_for(forbidden_imports):
+    """This worker's zygote for a set of forbidden modules (they are never loaded in it)."""
+    from .zygote import Zygote
+
+    forbidden = {name.split(".")[0] for name in forbidden_imports}
+    key = tuple(sorted(forbidden))
+    zygote = _STATE["zygotes"].get(key)
+    if zygote is None or not zygote.alive():
+        zygote = Zygote([m for m in _STATE["preload"] if m.split(".")[0] not in forbidden])
+        _STATE["zygotes"][key] = zygote
+    return zygote
+
+
+def close_zygotes() -> None:
+    for zygote in _STATE["zygotes"].values():
+        zygote.close()
+    _STATE["zygotes"] = {}

@@ -1,0 +1,186 @@
+"""Runs that are stopped or go wrong: never a silent wrong grade, never a process left behind.
+
+Real runs of the ``kitgrade`` command (a subprocess, as an instructor starts it) on the sample
+exercise, stopped with real signals; a submission the grader cannot read; a rerun for one student.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader.cli import main as kitgrade
+
+FIXTURES = Path(__file__).resolve().parent / "grader_fixtures"
+ASSIGNMENT = "sample_ex"
+KITGRADE = [sys.executable, "-m", "grader.cli"]
+
+
+def _solution(release, source, extra=""):
+    nb = nbformat.from_dict(json.loads(json.dumps(release)))
+    answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source.cells
+               if c.metadata.get("nbgrader", {}).get("solution")}
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in answers:
+            cell.source = answers[grade_id] + ("\n" + extra if grade_id == "square" else "")
+    return nb
+
+
+@pytest.fixture()
+def course(tmp_path):
+    root = tmp_path / "course"
+    exercises = tmp_path / "exercises"
+    shutil.copytree(FIXTURES / "exercises" / ASSIGNMENT, exercises / ASSIGNMENT)
+    assert kitgrade(["init", str(root), "--course-id", "f101", "--exercises", str(exercises)]) == 0
+    with open(root / "nbgrader_config.py", "a") as handle:
+        handle.write("\nc.KitGrade.workers = 2\n")
+    assert kitgrade(["release", "--course", str(root), "--no-exchange"]) == 0
+    return root
+
+
+def _hand_in(course, students, extra=""):
+    release = nbformat.read(course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+    source = nbformat.read(course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+    for student in students:
+        folder = course / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(_solution(release, source, extra), folder / f"{ASSIGNMENT}.ipynb")
+
+
+def _grading_processes() -> set[int]:
+    """Processes of this Python running the grader's machinery (workers, zygotes, their helpers)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if cmdline.startswith(sys.executable) and ("grader.sandbox.zygote" in cmdline or "multiprocessing" in cmdline
+                                                   or "grader.cli" in cmdline):
+            found.add(int(entry))
+    return found
+
+
+def _wait_until_gone(before: set[int], seconds: float) -> list[str]:
+    """The grading processes still there after ``seconds`` (none, once they have all exited)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        left = _grading_processes() - before
+        if not left or time.monotonic() > deadline:
+            return [_describe(pid) for pid in sorted(left)]
+        time.sleep(0.2)
+
+
+def _describe(pid: int) -> str:
+    try:
+        status = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":\t" in line)
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:120]
+        return f"{pid} (parent {status.get('PPid')}, {status.get('State')}): {cmdline}"
+    except OSError:
+        return f"{pid} (gone)"
+
+
+def _start(course, tmp):
+    """``kitgrade autograde`` as an instructor starts it, with its own temporary folder to inspect."""
+    return subprocess.Popen([*KITGRADE, "autograde", ASSIGNMENT, "--course", str(course), "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "TMPDIR": str(tmp)})
+
+
+def _wait_for_workers(process, before, count=2, seconds=120.0):
+    """Wait until the run has ``count`` zygotes of its own (its workers are grading)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        zygotes = []
+        for pid in _grading_processes() - before:
+            try:
+                if "zygote" in Path(f"/proc/{pid}/cmdline").read_text(errors="replace"):
+                    zygotes.append(pid)
+            except OSError:
+                pass
+        if len(zygotes) >= count:
+            return
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.2)
+    raise AssertionError("the run never started its graders")
+
+
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_stopped_run_says_what_it_graded_and_leaves_nothing_running(course, how, tmp_path):
+    _hand_in(course, [f"s{i}" for i in range(4)], extra="import time\ntime.sleep(3)")
+    before = _grading_processes()
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    process = _start(course, tmp)
+    _wait_for_workers(process, before)
+    time.sleep(1.0)
+    process.send_signal(how)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, (out, err)
+    assert "stopped;" in err and "graded" in err and "left; run again to continue" in err, err
+    assert "Traceback" not in err and "Traceback" not in out, err
+    left = _wait_until_gone(before, 10)
+    assert not left, "\n".join(left)
+    assert list(tmp.iterdir()) == [], "temporary files left behind"
+    # a rerun grades everyone
+    assert kitgrade(["autograde", ASSIGNMENT, "--course", str(course), "--quiet"]) == 0
+    report = json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())
+    assert {s: r["score"] for s, r in report.items()} == {f"s{i}": 7 for i in range(4)}
+
+
+def test_killing_the_run_stops_its_workers_within_seconds(course, tmp_path):
+    _hand_in(course, [f"s{i}" for i in range(4)], extra="import time\ntime.sleep(20)")
+    before = _grading_processes()
+    process = _start(course, tmp_path)
+    _wait_for_workers(process, before)
+    process.kill()
+    # each worker checks every second that the instructor's process is there (a worker still
+    # starting up checks once it is up); nothing of the run outlives it by more than that
+    left = _wait_until_gone(before, 30)
+    assert not left, "\n".join(left)
+    process.communicate(timeout=30)
+
+
+def test_a_submission_the_grader_cannot_read_is_not_graded_rather_than_scored_zero(course):
+    _hand_in(course, ["alice", "bob"])
+    timestamp = course / "submitted" / "bob" / ASSIGNMENT / "timestamp.txt"
+    os.symlink("/etc/hostname", timestamp)  # not the student's fault: an unreadable timestamp
+    run = subprocess.run([*KITGRADE, "autograde", ASSIGNMENT, "--course", str(course), "--quiet"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run
+    report = json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())
+    assert report["alice"]["score"] == 7
+    assert report["bob"]["score"] is None
+    assert any("not graded, because" in r for r in report["bob"]["reasons"]), report["bob"]
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        with pytest.raises(MissingEntry):
+            gradebook.find_submission(ASSIGNMENT, "bob")
+    # once the folder is put right, the next run grades bob
+    timestamp.unlink()
+    assert kitgrade(["autograde", ASSIGNMENT, "--course", str(course), "--quiet", "--student", "bob"]) == 0
+    report = json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())
+    assert report["bob"]["score"] == 7 and report["alice"]["score"] == 7
+
+
+def test_a_rerun_for_one_student_keeps_the_rest_of_the_report(course):
+    _hand_in(course, ["alice", "bob", "carol"])
+    assert kitgrade(["autograde", ASSIGNMENT, "--course", str(course), "--quiet"]) == 0
+    assert kitgrade(["autograde", ASSIGNMENT, "--course", str(course), "--quiet", "--student", "bob"]) == 0
+    report = json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())
+    assert set(report) == {"alice", "bob", "carol"}
+    csv_text = (course / "reports" / f"{ASSIGNMENT}.csv").read_text()
+    assert all(name in csv_text for name in ("alice", "bob", "carol"))
