@@ -375,3 +375,148 @@ def test_wrong_answers_say_expected_got_and_input(course, assignment):
         assert error.startswith("AssertionError: "), f"{grade_id}: failed with {error!r}, not a failed check"
         assert re.search(r": expected .+, got .+, for input .+", error, re.S), \
             f"{grade_id}: the message should say what was expected, what came back and for which input: {error!r}"
+
+
+# --- ps2: answers the tests must accept, in a student's kernel and when graded --------------------
+PS2_ALTERNATIVES = {
+    # Function.apply accepts one gradient or a tuple of one (the base class: "one gradient per input")
+    "sigmoid": '''\
+class Sigmoid(Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = 0.5 * (1.0 + math.tanh(0.5 * x))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_values
+        return (grad * out * (1.0 - out),)''',
+    # np.allclose's answer as it comes: np.bool_, not bool
+    "gradcheck": '''\
+def gradcheck(f, grad_f, x, eps=1e-6, atol=1e-5, rtol=1e-3):
+    claimed = np.asarray(grad_f(np.array(x, dtype=float)))
+    numerical = numerical_gradient(f, x, eps)
+    return claimed.shape == numerical.shape and np.allclose(claimed, numerical, rtol=rtol, atol=atol)''',
+    # Kahn's algorithm instead of a depth-first search: another O(n) order
+    "topological_order": '''\
+def topological_order(root):
+    nodes, seen = [root], {id(root)}
+    for node in nodes:
+        for parent in node.parents:
+            if id(parent) not in seen:
+                seen.add(id(parent))
+                nodes.append(parent)
+    users = {id(node): 0 for node in nodes}
+    for node in nodes:
+        for parent in node.parents:
+            users[id(parent)] += 1
+    ready, order = [root], []
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for parent in node.parents:
+            users[id(parent)] -= 1
+            if users[id(parent)] == 0:
+                ready.append(parent)
+    return order[::-1]''',
+}
+
+# a correct order, but O(n^2): `in` on a list
+PS2_QUADRATIC_ORDER = '''\
+def topological_order(root):
+    order, visited = [], []
+    stack = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if node in visited:
+            continue
+        visited.append(node)
+        stack.append((node, True))
+        for parent in node.parents:
+            if parent not in visited:
+                stack.append((parent, False))
+    return order'''
+
+# the caller's x changed by rounding only: looks unchanged at 8 digits
+PS2_DRIFTING_GRADIENT = '''\
+def numerical_gradient(f, x, eps=1e-6):
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        x[i] += eps
+        plus = f(x)
+        x[i] -= 2 * eps
+        minus = f(x)
+        x[i] += eps
+        grad[i] = (plus - minus) / (2 * eps)
+    return grad'''
+
+
+def _ps2_run_in_plain_kernel(nb):
+    """Execute a notebook in a plain python3 kernel; {grade_id: error text} of the cells that failed."""
+    from nbclient import NotebookClient
+
+    NotebookClient(nb, kernel_name="python3", timeout=300, allow_errors=True,
+                   resources={"metadata": {"path": str(ROOT)}}).execute()
+    return {nbgrader_meta(c).get("grade_id"): "\n".join(f"{o.ename}: {o.evalue}" for o in c.outputs
+                                                         if o.output_type == "error")
+            for c in nb.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs)}
+
+
+def _ps2_source_with(answers):
+    nb = source_notebook("ps2_build_your_own")
+    for cell in nb.cells:
+        if nbgrader_meta(cell).get("grade_id") in answers:
+            cell.source = answers[nbgrader_meta(cell)["grade_id"]]
+    return nb
+
+
+def test_ps2_solution_passes_every_test_in_a_plain_kernel():
+    """A student's Restart & Run All, with the instructor's answers and the hidden tests: nothing fails."""
+    assert _ps2_run_in_plain_kernel(source_notebook("ps2_build_your_own")) == {}
+
+
+def test_ps2_quadratic_order_fails_the_visible_timing_and_a_changed_x_shows_the_change():
+    nb = _ps2_source_with({"topological_order": PS2_QUADRATIC_ORDER, "numerical_gradient": PS2_DRIFTING_GRADIENT})
+    keep = {"setup", "value_class", "graph_helpers", "topological_order", "test_topological_order_deep",
+            "numerical_gradient", "test_numerical_gradient_matrix"}
+    nb.cells = [c for c in nb.cells if nbgrader_meta(c).get("grade_id") in keep]
+    for cell in nb.cells:  # the visible checks only: the hidden chain would take minutes
+        if BEGIN_HIDDEN in cell.source:
+            cell.source = cell.source[:cell.source.index(BEGIN_HIDDEN)]
+    failed = _ps2_run_in_plain_kernel(nb)
+    assert set(failed) == {"test_topological_order_deep", "test_numerical_gradient_matrix"}, failed
+    assert re.search(r"AssertionError: the time topological_order\(root\) took: expected at most .+ s "
+                     r"\(building the graph took .+\), got .+ s \(too slow", failed["test_topological_order_deep"])
+    assert re.search(r"x after numerical_gradient\(f, x\): expected unchanged, .+, got .+ 1 element\(s\) changed, "
+                     r"by up to 4.4\de-16, e\.g\. x\[1, 0\] = 3\.0000000000000004 instead of 3\.0",
+                     failed["test_numerical_gradient_matrix"], re.S)
+
+
+@pytest.fixture(scope="module")
+def ps2_alternatives_course(tmp_path_factory):
+    """ps2 released alone, and a submission answering with PS2_ALTERNATIVES (the rest as the instructor's), autograded."""
+    assignment, notebook = "ps2_build_your_own", ASSIGNMENTS["ps2_build_your_own"]["notebook"]
+    root = tmp_path_factory.mktemp("ps2_alternatives")
+    (root / "nbgrader_config.py").write_text(NBGRADER_CONFIG.format(root=str(root)))
+    shutil.copytree(EXERCISES / assignment, root / "source" / assignment)
+    nbgrader("generate_assignment", assignment, "--force", cwd=root)
+    release = nbformat.read(root / "release" / assignment / (notebook + ".ipynb"), as_version=4)
+    source = source_notebook(assignment)
+    answers = {nbgrader_meta(c)["grade_id"]: SOLUTION for c in source.cells if nbgrader_meta(c).get("solution")}
+    answers.update(PS2_ALTERNATIVES)
+    folder = root / "submitted" / "alternatives" / assignment
+    folder.mkdir(parents=True)
+    nbformat.write(make_submission(release, source, answers), folder / (notebook + ".ipynb"))
+    nbgrader("autograde", assignment, "--force", cwd=root)
+    return root
+
+
+def test_ps2_alternative_correct_answers_get_full_marks(ps2_alternatives_course):
+    with nbgrader_api.Gradebook(f"sqlite:///{ps2_alternatives_course}/gradebook.db") as gradebook:
+        submission = gradebook.find_submission_notebook("build_your_own", "ps2_build_your_own", "alternatives")
+        score, cells = submission.score, {grade.name: grade.score for grade in submission.grades}
+    assert score == ASSIGNMENTS["ps2_build_your_own"]["points"], {k: v for k, v in cells.items() if v < 1}
