@@ -103,7 +103,7 @@ class Zygote:
             self.socket.settimeout(max(0.01, deadline - time.monotonic()))
             try:
                 chunk = self.socket.recv(1 << 16)
-            except (socket.timeout, OSError):
+            except OSError:  # including a timeout
                 chunk = b""
             if not chunk:
                 error = b""
