@@ -11,6 +11,11 @@ from nbgrader.api import Gradebook, MissingEntry
 from .course import Course
 
 
+def final_score(submission) -> float:
+    """A submission's score as nbgrader's own export computes it: points minus the late penalty."""
+    return max(0.0, submission.score - (submission.late_submission_penalty or 0.0))
+
+
 def collect_scores(course: Course, assignment: str, results: dict) -> None:
     """Fill in each result's score and maximum from the gradebook (nbgrader's numbers)."""
     with Gradebook(course.db_url, course.course_id) as gradebook:
@@ -20,8 +25,16 @@ def collect_scores(course: Course, assignment: str, results: dict) -> None:
             if not result.graded:
                 continue
             try:
-                result.score = gradebook.find_submission(assignment, student).score
+                submission = gradebook.find_submission(assignment, student)
             except MissingEntry:
+                submission = None
+            if submission is not None:
+                result.score = final_score(submission)
+                penalty = submission.late_submission_penalty or 0.0
+                if penalty:
+                    result.reasons.append(f"late: {penalty:g} point(s) deducted by the course's late policy "
+                                          f"(raw score {submission.score:g})")
+            else:
                 result.score = 0.0
                 result.reasons.append("no grade recorded by nbgrader")
 

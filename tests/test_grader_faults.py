@@ -184,3 +184,23 @@ def test_a_rerun_for_one_student_keeps_the_rest_of_the_report(course):
     assert set(report) == {"alice", "bob", "carol"}
     csv_text = (course / "reports" / f"{ASSIGNMENT}.csv").read_text()
     assert all(name in csv_text for name in ("alice", "bob", "carol"))
+
+
+def test_a_late_penalty_shows_in_the_report_as_in_the_gradebook(course):
+    from nbgrader.api import Gradebook
+
+    with open(course / "nbgrader_config.py", "a") as handle:
+        handle.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        gradebook.update_or_create_assignment(ASSIGNMENT, duedate="2026-01-15 12:00:00 UTC")
+    _hand_in(course, ["early", "late"])
+    for student, when in (("early", "2026-01-15 11:00:00.000000 UTC"), ("late", "2026-01-16 09:00:00.000000 UTC")):
+        (course / "submitted" / student / ASSIGNMENT / "timestamp.txt").write_text(when)
+    assert kitgrade(["autograde", ASSIGNMENT, "--course", str(course), "--quiet"]) == 0
+    report = json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())
+    assert report["early"]["score"] == 7 and report["early"]["reasons"] == []
+    assert report["late"]["score"] == 0
+    assert any("late: 7 point(s) deducted" in r and "raw score 7" in r for r in report["late"]["reasons"])
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        late = gradebook.find_submission(ASSIGNMENT, "late")
+        assert late.score - late.late_submission_penalty == report["late"]["score"]
