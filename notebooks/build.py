@@ -8,7 +8,12 @@ A lesson file is a sequence of blocks, each starting with a marker line::
 
     %%% en          prose in English (a markdown cell) ...
     %%% zh          ... immediately followed by the same prose in Chinese
-    %%% code        a code cell, identical in both notebooks
+    %%% code        a code cell, the same in both notebooks ...
+
+... except for the words a student reads in it: inside a code cell,
+``«English|中文»`` becomes ``English`` in the English notebook and ``中文`` in the
+Chinese one (plot titles, axis labels, comments, printed messages). Only the
+text inside strings and comments may differ; the tests check that.
 
 Run ``python notebooks/build.py`` to write ``notebooks/en/*.ipynb`` and
 ``notebooks/zh/*.ipynb`` (without outputs), or ``--check`` to verify that the
@@ -17,6 +22,7 @@ committed notebooks are exactly what the sources produce.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -29,6 +35,9 @@ MARKER = "%%% "
 
 # The one line that chooses the engine; tests switch it to run on PyTorch.
 ENGINE_LINE = 'import autograd_core as torch  # the kit\'s engine; change this line to "import torch" to run on PyTorch'
+
+# «English|中文» inside a code cell: the words in each language (no « » | inside them)
+TRANSLATED = re.compile(r"«([^«»|]*)\|([^«»|]*)»")
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
@@ -66,6 +75,15 @@ def parse_lesson(text: str, name: str = "<lesson>") -> list[dict]:
     return cells
 
 
+def localize(code: str, language: str) -> str:
+    """A code cell's text in one language: every ``«English|中文»`` replaced by its part."""
+    part = LANGUAGES.index(language) + 1
+    text = TRANSLATED.sub(lambda m: m.group(part), code)
+    if "«" in text or "»" in text:
+        raise ValueError(f"a '«' or '»' without its pair in: {code.splitlines()[0]!r}...")
+    return text
+
+
 def build_notebook(cells: list[dict], language: str, stem: str) -> nbformat.NotebookNode:
     """One language's notebook: shared code cells, that language's prose, no outputs."""
     nb = nbformat.v4.new_notebook()
@@ -76,7 +94,7 @@ def build_notebook(cells: list[dict], language: str, stem: str) -> nbformat.Note
     for n, cell in enumerate(cells):
         cell_id = f"{stem[:2]}-{n:02d}"  # stable ids: rebuilding never changes a file needlessly
         if cell["type"] == "code":
-            nb.cells.append(nbformat.v4.new_code_cell(cell["source"], id=cell_id))
+            nb.cells.append(nbformat.v4.new_code_cell(localize(cell["source"], language), id=cell_id))
         else:
             nb.cells.append(nbformat.v4.new_markdown_cell(cell[language], id=cell_id))
     return nb
