@@ -15,18 +15,24 @@ Where things live:
     graph.py    extracting the graph from an output tensor; counting recorded ops
     saved.py    whether a node holds saved tensors, and whether they were freed
     trace.py    running backward once with hooks, recording every step
-    layout.py   placing the nodes in layers (no graphviz needed)
-    draw.py     drawing one moment of backward with matplotlib
+    view.py     what the picture shows: long chains of one operation folded into one box
+    layout.py   placing the nodes in layers and routing the edges around them (no graphviz needed)
+    draw.py     drawing one moment of backward with matplotlib: gradients on edges and in boxes
+    texts.py    every word the explorer shows, in English and Chinese
+    fonts.py    a font with Chinese glyphs for matplotlib (the explorer's and the lessons' figures)
     widget.py   the ipywidgets explorer: Step, Reset, a slider and a still image
 """
 from .graph import Graph, GraphNode, count_ops, extract_graph
-from .layout import layout
+from .layout import arrange, layout
+from .view import fold_chains
+from .fonts import use_chinese_font
 from .saved import has_saved_tensors, saved_tensors_freed
 from .trace import BackwardTrace, Step, trace_backward
 from .draw import draw, render_png
 from .widget import GraphExplorer
 
 __all__ = [
-    "Graph", "GraphNode", "count_ops", "extract_graph", "layout", "has_saved_tensors", "saved_tensors_freed",
+    "Graph", "GraphNode", "count_ops", "extract_graph", "layout", "arrange", "fold_chains", "use_chinese_font",
+    "has_saved_tensors", "saved_tensors_freed",
     "BackwardTrace", "Step", "trace_backward", "draw", "render_png", "GraphExplorer",
 ]

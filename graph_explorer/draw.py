@@ -1,108 +1,172 @@
-"""Drawing one moment of backward: the graph, what already ran, what arrived where, what was freed.
+"""Drawing one moment of backward: the graph, what already ran, what flowed where, what was freed.
 
-Uses matplotlib's object API (``Figure``, not ``pyplot``), so drawing never
-pops up stray plots in a notebook and works without a display.
+What flows along an edge is written on that edge (the gradient the parent sent to that
+input); what a node received, the sum over its incoming edges, is written in its box.
+Long chains of one operation are folded into one box (view.py); edges are routed around
+the boxes (layout.py).
+
+Uses matplotlib's object API (``Figure``, not ``pyplot``), so drawing never pops up stray
+plots in a notebook and works without a display.
 """
 from __future__ import annotations
 
 import io
 
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch
+from matplotlib.patches import FancyArrowPatch, Patch
+from matplotlib.path import Path as CurvePath
 
-from .layout import layout
+from .fonts import use_chinese_font, with_chinese
+from .layout import arrange
+from .texts import text
+from .view import fold_chains
 
 PENDING, DONE, CURRENT = "#eeeeee", "#c7e9c0", "#fdae6b"
 SAVED_EDGE, FREED_EDGE = "#3182bd", "#de2d26"
+EDGE, EDGE_TEXT = "#888888", "#08519c"
+X_INCH, Y_INCH = 2.0, 1.25  # size of one unit of the layout on the page
 
 
-def format_grad(grad, limit: int = 4) -> str:
-    """A gradient in a few characters: ``4.5`` or ``[0, 4, 8, 12]`` (at most ``limit`` numbers)."""
+def format_grad(grad, limit: int = 4, compact: bool = False) -> str:
+    """A gradient in a few characters: ``4.5`` or ``[0, 4, 8, 12]`` (at most ``limit`` numbers).
+
+    ``compact``: a tensor whose entries are all equal is written ``[0.25 ×4]``.
+    """
     if grad is None:
         return "None"
     values = grad.detach().reshape(-1).tolist()
-    text = [f"{v:.4g}" for v in values[:limit]]
+    shown = [f"{v:.4g}" for v in values[:limit]]
     if len(grad.shape) == 0:
-        return text[0]
+        return shown[0]
+    if compact and len(values) > 1 and all(v == values[0] for v in values):
+        return f"[{shown[0]} ×{len(values)}]"
     more = ", …" if len(values) > limit else ""
-    return "[" + ", ".join(text) + more + "]"
+    return "[" + ", ".join(shown) + more + "]"
 
 
-def describe_step(trace, k: int) -> str:
+def describe_step(trace, k: int, language: str = "en") -> str:
     """One line saying what step ``k`` (1-based) did; step 0 is 'before backward'."""
     total = len(trace.steps)
     if k <= 0:
-        return f"before backward: {len(trace.graph.nodes)} nodes, {total} steps to run"
+        return text(language, "before", nodes=len(trace.graph.nodes), steps=total)
     step = trace.steps[k - 1]
     node = trace.graph.nodes[step.node]
-    return f"step {k}/{total}: {node.name} receives grad {format_grad(step.grads[0])}"
+    return text(language, "step", k=k, total=total, name=node.name, grad=format_grad(step.grads[0]))
 
 
-def draw(trace, k: int, ax=None):
+def _box_text(view, b, trace, done, language):
+    members = view.members[b]
+    node = view.graph.nodes[b]
+    lines = [node.label]
+    ran = [m for m in members if m in done]
+    if len(members) > 1 and 0 < len(ran) < len(members):
+        lines.append(text(language, "ran", done=len(ran), count=len(members)))
+    if ran:
+        first = format_grad(trace.grad_of(ran[0]), compact=True)
+        last = format_grad(trace.grad_of(ran[-1]), compact=True)
+        lines.append(text(language, "received", grad=first if len(ran) == 1 else f"{first} … {last}"))
+    return "\n".join(lines)
+
+
+def draw(trace, k: int, ax=None, language: str = "en", fold: bool = True):
     """Draw the graph after the first ``k`` steps of ``trace``; returns the matplotlib Axes."""
-    graph = trace.graph
-    pos = layout(graph)
+    mono = "monospace"
+    if language != "en":
+        use_chinese_font()
+        mono = with_chinese("monospace")
+    view = fold_chains(trace.graph) if fold else fold_chains(trace.graph, min_run=len(trace.graph.nodes) + 1)
+    graph = view.graph
+    arrangement = arrange(graph)
+    pos = arrangement.positions
+    xs = [p[0] for p in pos.values()] + [p[0] for r in arrangement.routes for p in r]
+    ys = [p[1] for p in pos.values()]
     if ax is None:
-        width = max(1, max((sum(1 for p in pos.values() if p[1] == y) for y in {p[1] for p in pos.values()}), default=1))
-        height = len({p[1] for p in pos.values()})
-        fig = Figure(figsize=(max(6.0, 2.6 * width), 1.0 + 1.45 * height), dpi=90)
+        width, height = max(xs) - min(xs) + 1.6, max(ys) - min(ys) + 1
+        fig = Figure(figsize=(max(6.5, X_INCH * width + 2.2), 1.3 + Y_INCH * height), dpi=90)
         ax = fig.add_subplot()
     k = max(0, min(k, len(trace.steps)))
     done = [s.node for s in trace.steps[:k]]
     current = done[-1] if done else None
     freed = trace.freed_at(k)
 
-    seen = {}
+    # edges: routed through their waypoints; an input used twice (x * x) gets two bent arrows
+    parallel = {}
     for parent, child, _ in graph.edges:
-        (x0, y0), (x1, y1) = pos[parent], pos[child]
-        # an input used twice (x * x) gets two arrows: bend the repeats apart
+        parallel[parent, child] = parallel.get((parent, child), 0) + 1
+    seen = {}
+    for e, (parent, child, _) in enumerate(graph.edges):
+        route = arrangement.routes[e]
         repeat = seen[parent, child] = seen.get((parent, child), -1) + 1
-        bend = 0.0 if repeat == 0 else 0.4 * ((repeat + 1) // 2) * (1 if repeat % 2 else -1)
-        ax.annotate("", xy=(x1, y1 + 0.22), xytext=(x0, y0 - 0.22),
-                    arrowprops=dict(arrowstyle="-|>", color="#777777", lw=1.2, shrinkA=2, shrinkB=2,
-                                    connectionstyle=f"arc3,rad={bend}"))
+        count = parallel[parent, child]
+        bend = 0.0 if count == 1 else 0.6 * (repeat / (count - 1) - 0.5)  # fanned out symmetrically
+        points = [(route[0][0], route[0][1] - 0.2)] + route[1:-1] + [(route[-1][0], route[-1][1] + 0.2)]
+        _arrow(ax, points, bend)
+        real_parent, _, position = view.origin[e]
+        if real_parent in done:
+            mid = _label_point(points, bend)
+            ax.text(mid[0], mid[1], format_grad(trace.edge_grad(real_parent, position), compact=True), ha="center",
+                    va="center", fontsize=7.5, color=EDGE_TEXT, zorder=4,
+                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.9))
 
-    for i, node in enumerate(graph.nodes):
-        x, y = pos[i]
-        fill = CURRENT if i == current else DONE if i in done else PENDING
+    for b, node in enumerate(graph.nodes):
+        x, y = pos[b]
+        members = view.members[b]
+        fill = CURRENT if current in members else DONE if all(m in done for m in members) else PENDING
         edge, style = "#555555", "solid"
-        if i in freed:
+        if any(m in freed for m in members):
             edge, style = FREED_EDGE, "dashed"
         elif node.saves_tensors:
             edge = SAVED_EDGE
-        ax.text(x, y, node.label, ha="center", va="center", fontsize=9, family="monospace",
+        ax.text(x, y, _box_text(view, b, trace, done, language), ha="center", va="center", fontsize=8.5,
+                family=mono, zorder=5, linespacing=1.3,
                 bbox=dict(boxstyle="round,pad=0.4", fc=fill, ec=edge, lw=2, ls=style))
-        notes = []
-        if i in done:
-            notes.append("grad " + format_grad(trace.grad_of(i)))
-        if i in freed:
-            notes.append("saved tensors freed")
-        elif node.saves_tensors:
-            notes.append("holds saved tensors")
-        if notes:
-            ax.text(x, y - 0.3, "\n".join(notes), ha="center", va="top", fontsize=7.5, color="#333333",
-                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.6))
 
-    xs = [p[0] for p in pos.values()]
-    ys = [p[1] for p in pos.values()]
-    ax.set_xlim(min(xs) - 1.0, max(xs) + 1.0)
-    ax.set_ylim(min(ys) - 0.9, max(ys) + 0.5)
+    ax.set_xlim(min(xs) - 0.8, max(xs) + 0.8)
+    ax.set_ylim(min(ys) - 0.5, max(ys) + 0.5)
     ax.axis("off")
-    ax.set_title(describe_step(trace, k), fontsize=10, family="monospace")
+    ax.set_title(describe_step(trace, k, language), fontsize=10, loc="left")
     ax.legend(handles=[
-        Patch(fc=PENDING, ec="#555555", label="not run yet"),
-        Patch(fc=CURRENT, ec="#555555", label="running now"),
-        Patch(fc=DONE, ec="#555555", label="done"),
-        Patch(fc="white", ec=SAVED_EDGE, lw=2, label="holds saved tensors"),
-        Patch(fc="white", ec=FREED_EDGE, lw=2, ls="dashed", label="saved tensors freed"),
+        Patch(fc=PENDING, ec="#555555", label=text(language, "pending")),
+        Patch(fc=CURRENT, ec="#555555", label=text(language, "current")),
+        Patch(fc=DONE, ec="#555555", label=text(language, "done")),
+        Patch(fc="white", ec=SAVED_EDGE, lw=2, label=text(language, "saved")),
+        Patch(fc="white", ec=FREED_EDGE, lw=2, ls="dashed", label=text(language, "freed")),
     ], loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7.5, frameon=False)
-    ax.figure.tight_layout()
+    ax.figure.text(0.01, 0.005, text(language, "caption"), fontsize=7.5, color="#444444", ha="left", va="bottom",
+                   wrap=True)
+    ax.figure.tight_layout(rect=(0, 0.04, 1, 1))
     return ax
 
 
-def render_png(trace, k: int) -> bytes:
+def _arrow(ax, points, bend):
+    """An arrow through ``points``: straight segments, or one arc when ``bend`` is not 0."""
+    style = dict(arrowstyle="-|>", color=EDGE, lw=1.2, mutation_scale=12, zorder=2)
+    if len(points) == 2:
+        ax.add_patch(FancyArrowPatch(points[0], points[1], connectionstyle=f"arc3,rad={bend}", **style))
+        return
+    # a polyline with the arrow head on its last segment
+    path = CurvePath(points[:-1], [CurvePath.MOVETO] + [CurvePath.LINETO] * (len(points) - 2))
+    ax.add_patch(FancyArrowPatch(path=path, arrowstyle="-", color=EDGE, lw=1.2, zorder=2))
+    ax.add_patch(FancyArrowPatch(points[-2], points[-1], **style))
+
+
+def _label_point(points, bend):
+    """Where an edge's label goes: the middle of its route (on the arc, for a bent arrow)."""
+    if len(points) > 2:
+        return points[len(points) // 2]
+    (x0, y0), (x1, y1) = points
+    mx, my = (x0 + x1) / 2, (y0 + y1) / 2
+    if not bend:
+        return mx, my
+    # arc3 puts the arc's middle rad/2 of the arrow's length to its side (in inches, hence the
+    # ratio); the label goes just outside it
+    side = bend * (y1 - y0) * 0.5 * Y_INCH / X_INCH
+    return mx + side + (0.12 if side > 0 else -0.12), my
+
+
+def render_png(trace, k: int, language: str = "en") -> bytes:
     """The picture of step ``k`` as PNG bytes (for static pages and for the widget)."""
-    ax = draw(trace, k)
+    ax = draw(trace, k, language=language)
     buffer = io.BytesIO()
     ax.figure.savefig(buffer, format="png", bbox_inches="tight")
     return buffer.getvalue()
