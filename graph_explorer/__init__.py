@@ -6,6 +6,7 @@
     x = torch.ones(2, 2, requires_grad=True)
     out = ((x + 2) * (x + 2) * 3).mean()
     GraphExplorer(out, names={"x": x})   # in a notebook: the graph, with Step / Reset
+    show_graph(out, names={"x": x})      # only the picture of the graph, backward not run
 
 Works with the kit's engine and with PyTorch alike: it only reads ``grad_fn``,
 ``next_functions`` and saved tensors, and it learns the order of backward by
@@ -25,14 +26,14 @@ Where things live:
 from .graph import Graph, GraphNode, count_ops, extract_graph
 from .layout import arrange, layout
 from .view import fold_chains
-from .fonts import use_chinese_font
+from .fonts import prepare_figures, use_chinese_font
 from .saved import has_saved_tensors, saved_tensors_freed
 from .trace import BackwardTrace, Step, trace_backward
 from .draw import draw, render_png
-from .widget import GraphExplorer
+from .widget import GraphExplorer, show_graph
 
 __all__ = [
-    "Graph", "GraphNode", "count_ops", "extract_graph", "layout", "arrange", "fold_chains", "use_chinese_font",
+    "Graph", "GraphNode", "count_ops", "extract_graph", "layout", "arrange", "fold_chains", "use_chinese_font", "prepare_figures",
     "has_saved_tensors", "saved_tensors_freed",
-    "BackwardTrace", "Step", "trace_backward", "draw", "render_png", "GraphExplorer",
+    "BackwardTrace", "Step", "trace_backward", "draw", "render_png", "GraphExplorer", "show_graph",
 ]

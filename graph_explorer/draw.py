@@ -68,8 +68,11 @@ def _box_text(view, b, trace, done, language):
     return "\n".join(lines)
 
 
-def draw(trace, k: int, ax=None, language: str = "en", fold: bool = True):
-    """Draw the graph after the first ``k`` steps of ``trace``; returns the matplotlib Axes."""
+def draw(trace, k: int, ax=None, language: str = "en", fold: bool = True, graph_only: bool = False):
+    """Draw the graph after the first ``k`` steps of ``trace``; returns the matplotlib Axes.
+
+    ``graph_only``: just the recorded graph, as it is before backward (no steps, no gradients).
+    """
     mono = "monospace"
     if language != "en":
         use_chinese_font()
@@ -124,15 +127,21 @@ def draw(trace, k: int, ax=None, language: str = "en", fold: bool = True):
     ax.set_xlim(min(xs) - 0.8, max(xs) + 0.8)
     ax.set_ylim(min(ys) - 0.5, max(ys) + 0.5)
     ax.axis("off")
-    ax.set_title(describe_step(trace, k, language), fontsize=10, loc="left")
-    ax.legend(handles=[
-        Patch(fc=PENDING, ec="#555555", label=text(language, "pending")),
-        Patch(fc=CURRENT, ec="#555555", label=text(language, "current")),
-        Patch(fc=DONE, ec="#555555", label=text(language, "done")),
-        Patch(fc="white", ec=SAVED_EDGE, lw=2, label=text(language, "saved")),
-        Patch(fc="white", ec=FREED_EDGE, lw=2, ls="dashed", label=text(language, "freed")),
-    ], loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7.5, frameon=False)
-    ax.figure.text(0.01, 0.005, text(language, "caption"), fontsize=7.5, color="#444444", ha="left", va="bottom",
+    saved = Patch(fc="white", ec=SAVED_EDGE, lw=2, label=text(language, "saved"))
+    if graph_only:
+        title, caption, legend = text(language, "graph", nodes=len(trace.graph.nodes)), "graph caption", [saved]
+    else:
+        title, caption = describe_step(trace, k, language), "caption"
+        legend = [
+            Patch(fc=PENDING, ec="#555555", label=text(language, "pending")),
+            Patch(fc=CURRENT, ec="#555555", label=text(language, "current")),
+            Patch(fc=DONE, ec="#555555", label=text(language, "done")),
+            saved,
+            Patch(fc="white", ec=FREED_EDGE, lw=2, ls="dashed", label=text(language, "freed")),
+        ]
+    ax.set_title(title, fontsize=10, loc="left")
+    ax.legend(handles=legend, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7.5, frameon=False)
+    ax.figure.text(0.01, 0.005, text(language, caption), fontsize=7.5, color="#444444", ha="left", va="bottom",
                    wrap=True)
     ax.figure.tight_layout(rect=(0, 0.04, 1, 1))
     return ax
@@ -164,9 +173,9 @@ def _label_point(points, bend):
     return mx + side + (0.12 if side > 0 else -0.12), my
 
 
-def render_png(trace, k: int, language: str = "en") -> bytes:
+def render_png(trace, k: int, language: str = "en", graph_only: bool = False) -> bytes:
     """The picture of step ``k`` as PNG bytes (for static pages and for the widget)."""
-    ax = draw(trace, k, language=language)
+    ax = draw(trace, k, language=language, graph_only=graph_only)
     buffer = io.BytesIO()
     ax.figure.savefig(buffer, format="png", bbox_inches="tight")
     return buffer.getvalue()

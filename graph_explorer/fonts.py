@@ -58,3 +58,9 @@ def with_chinese(family: str) -> list:
     """``family`` followed by the Chinese font, if there is one: for text drawn in another family."""
     font = use_chinese_font()
     return [family] + ([font] if font else [])
+
+
+def prepare_figures(language: str) -> None:
+    """Set matplotlib up for a lesson in ``language``: for "zh", a font for the Chinese labels."""
+    if language == "zh":
+        use_chinese_font()

@@ -16,6 +16,9 @@ TEXTS = {
         "freed": "saved tensors freed",
         "caption": "on an arrow: the gradient that flows along it;  in a box: the gradient the node received "
                    "(the sum of its incoming arrows)",
+        "graph": "the graph recorded so far: {nodes} nodes (backward has not run)",
+        "graph caption": "each box is a grad_fn; arrows point from a node to its next_functions, "
+                         "the way gradients will flow",
         "table grad": "grad",
         "table freed": "(saved tensors freed)",
         "step button": "Step",
@@ -35,6 +38,8 @@ TEXTS = {
         "saved": "持有保存的张量",
         "freed": "保存的张量已释放",
         "caption": "箭头旁的数：沿这条边传递的梯度；方框中的数：节点收到的梯度（各条入边之和）",
+        "graph": "目前记录下的计算图：{nodes} 个节点（尚未反向传播）",
+        "graph caption": "每个方框是一个 grad_fn；箭头从节点指向它的 next_functions，即梯度将要流动的方向",
         "table grad": "梯度",
         "table freed": "（保存的张量已释放）",
         "step button": "下一步",
