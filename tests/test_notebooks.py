@@ -92,19 +92,27 @@ KEY_RESULTS = {
     "06_graph_lifetime": [
         "tensor([2., 2., 2., 2.])",
         FREED,
-        "x.sum()  SumBackward0   saves tensors: False\nx * x    MulBackward0   saves tensors: True",
-        "after backward, saved tensors of x * x freed: True\n<SumBackward0 object at 0x",
+        {"en": "x.sum()  SumBackward0   saves tensors: False\nx * x    MulBackward0   saves tensors: True",
+         "zh": "x.sum()  SumBackward0   保存了张量: False\nx * x    MulBackward0   保存了张量: True"},
+        {"en": "after backward, saved tensors of x * x freed: True\n<SumBackward0 object at 0x",
+         "zh": "反向传播之后 x * x 保存的张量已被释放: True\n<SumBackward0 object at 0x"},
         "((<MulBackward0 object at 0x",  # the nodes outlive backward
-        "freed after the first pass: False\nfreed after the second pass: True\n"
-        "tensor([ 0.,  4.,  8., 12.])\ntensor([True, True, True, True])",
-        "after pass 3: tensor([6., 6., 6., 6.])\nafter zero_(): tensor([0., 0., 0., 0.])\n"
-        "one more pass: tensor([2., 2., 2., 2.])",
+        {"en": "freed after the first pass: False\nfreed after the second pass: True\n"
+               "tensor([ 0.,  4.,  8., 12.])\ntensor([True, True, True, True])",
+         "zh": "第一次反向传播后已释放: False\n第二次反向传播后已释放: True\n"
+               "tensor([ 0.,  4.,  8., 12.])\ntensor([True, True, True, True])"},
+        {"en": "after pass 3: tensor([6., 6., 6., 6.])\nafter zero_(): tensor([0., 0., 0., 0.])\n"
+               "one more pass: tensor([2., 2., 2., 2.])",
+         "zh": "第 3 次反向传播后: tensor([6., 6., 6., 6.])\nzero_() 之后: tensor([0., 0., 0., 0.])\n"
+               "再反向传播一次: tensor([2., 2., 2., 2.])"},
     ],
     "07_higher_derivatives": [
         "tensor(6.7500, grad_fn=<MulBackward0>)\ntensor(9.)",
-        "first derivative is cos: True\nsecond derivative is -sin: True\n<SinBackward0 object at 0x",
-        "forward  largest error: 5.00e-03\ncentral  largest error: 1.67e-05\nslipped  largest error: 1.00e+00",
-        "central difference is best near h = 1e-05",
+        {"en": "first derivative is cos: True\nsecond derivative is -sin: True\n<SinBackward0 object at 0x",
+         "zh": "一阶导数等于 cos: True\n二阶导数等于 -sin: True\n<SinBackward0 object at 0x"},
+        {"en": "forward  largest error: 5.00e-03\ncentral  largest error: 1.67e-05\nslipped  largest error: 1.00e+00",
+         "zh": "前向差分     最大误差: 5.00e-03\n中心差分     最大误差: 1.67e-05\n写错公式     最大误差: 1.00e+00"},
+        {"en": "central difference is best near h = 1e-05", "zh": "中心差分在 h = 1e-05 附近最准确"},
     ],
     "08_under_the_hood": [
         {"en": " 1. MeanBackward0                grad 1\n", "zh": " 1. MeanBackward0                梯度 1\n"},
@@ -118,7 +126,7 @@ KEY_RESULTS = {
     ],
     "09_linear_regression": [
         "torch.Size([200, 2]) torch.Size([200])",
-        "close to the true parameters: True True",
+        {"en": "close to the true parameters: True True", "zh": "接近真实参数: True True"},
         "RuntimeError: a leaf Variable that requires grad is being used in an in-place operation.",
         "0\n1\nRuntimeError: one of the variables needed for gradient computation has been modified by an inplace "
         "operation: [torch.FloatTensor [3]], which is output 0 of",
