@@ -96,17 +96,19 @@ def draw(trace, k: int, ax=None, language: str = "en", fold: bool = True, graph_
     parallel = {}
     for parent, child, _ in graph.edges:
         parallel[parent, child] = parallel.get((parent, child), 0) + 1
-    seen = {}
+    seen, paths, bends = {}, [], []
     for e, (parent, child, _) in enumerate(graph.edges):
         route = arrangement.routes[e]
         repeat = seen[parent, child] = seen.get((parent, child), -1) + 1
         count = parallel[parent, child]
-        bend = 0.0 if count == 1 else 0.6 * (repeat / (count - 1) - 0.5)  # fanned out symmetrically
-        points = [(route[0][0], route[0][1] - 0.2)] + route[1:-1] + [(route[-1][0], route[-1][1] + 0.2)]
-        _arrow(ax, points, bend)
+        bends.append(0.0 if count == 1 else 0.6 * (repeat / (count - 1) - 0.5))  # fanned out symmetrically
+        paths.append([(route[0][0], route[0][1] - 0.2)] + route[1:-1] + [(route[-1][0], route[-1][1] + 0.2)])
+    labels = _label_points(paths, bends, pos)  # the same places at every step
+    for e, (parent, child, _) in enumerate(graph.edges):
+        _arrow(ax, paths[e], bends[e])
         real_parent, _, position = view.origin[e]
         if real_parent in done:
-            mid = _label_point(points, bend)
+            mid = labels[e]
             ax.text(mid[0], mid[1], format_grad(trace.edge_grad(real_parent, position), compact=True), ha="center",
                     va="center", fontsize=7.5, color=EDGE_TEXT, zorder=4,
                     bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.9))
@@ -147,16 +149,80 @@ def draw(trace, k: int, ax=None, language: str = "en", fold: bool = True, graph_
     return ax
 
 
+def _pieces(points):
+    """The smooth curve through ``points`` (a Catmull-Rom spline) as cubic Bézier pieces (p1, c1, c2, p2)."""
+    padded = [points[0]] + list(points) + [points[-1]]
+    pieces = []
+    for k in range(1, len(padded) - 2):
+        p0, p1, p2, p3 = padded[k - 1:k + 3]
+        c1 = (p1[0] + (p2[0] - p0[0]) / 6, p1[1] + (p2[1] - p0[1]) / 6)
+        c2 = (p2[0] - (p3[0] - p1[0]) / 6, p2[1] - (p3[1] - p1[1]) / 6)
+        pieces.append((p1, c1, c2, p2))
+    return pieces
+
+
+def _along(points, steps: int = 8):
+    """Points on the drawn route, ``steps`` per piece: straight for two points, else on the curve."""
+    out = [points[0]]
+    for p1, c1, c2, p2 in (_pieces(points) if len(points) > 2 else [(points[0], points[0], points[1], points[1])]):
+        for i in range(1, steps + 1):
+            t = i / steps
+            a, b, c, d = (1 - t) ** 3, 3 * (1 - t) ** 2 * t, 3 * (1 - t) * t * t, t ** 3
+            out.append((a * p1[0] + b * c1[0] + c * c2[0] + d * p2[0], a * p1[1] + b * c1[1] + c * c2[1] + d * p2[1]))
+    return out
+
+
 def _arrow(ax, points, bend):
-    """An arrow through ``points``: straight segments, or one arc when ``bend`` is not 0."""
+    """An arrow through ``points``: straight, one arc when ``bend`` is not 0, or a smooth curve
+    through the waypoints of a routed edge."""
     style = dict(arrowstyle="-|>", color=EDGE, lw=1.2, mutation_scale=12, zorder=2)
     if len(points) == 2:
         ax.add_patch(FancyArrowPatch(points[0], points[1], connectionstyle=f"arc3,rad={bend}", **style))
         return
-    # a polyline with the arrow head on its last segment
-    path = CurvePath(points[:-1], [CurvePath.MOVETO] + [CurvePath.LINETO] * (len(points) - 2))
-    ax.add_patch(FancyArrowPatch(path=path, arrowstyle="-", color=EDGE, lw=1.2, zorder=2))
-    ax.add_patch(FancyArrowPatch(points[-2], points[-1], **style))
+    vertices, codes = [points[0]], [CurvePath.MOVETO]
+    for _, c1, c2, p2 in _pieces(points):
+        vertices += [c1, c2, p2]
+        codes += [CurvePath.CURVE4] * 3
+    ax.add_patch(FancyArrowPatch(path=CurvePath(vertices, codes), **style))
+
+
+def _label_points(paths, bends, boxes):
+    """Where each edge's label goes: on its own route, as far as it can from other edges, boxes and labels.
+
+    Candidates are points along the drawn edge, the middle preferred; each costs how close it
+    comes (in inches on the page) to another edge, a box or a label already placed.
+    """
+    def inches(point):
+        return point[0] * X_INCH, point[1] * Y_INCH
+
+    def distance(point, a, b):
+        (px, py), (ax_, ay), (bx, by) = inches(point), inches(a), inches(b)
+        dx, dy = bx - ax_, by - ay
+        t = 0.0 if dx == dy == 0 else max(0.0, min(1.0, ((px - ax_) * dx + (py - ay) * dy) / (dx * dx + dy * dy)))
+        return ((px - ax_ - t * dx) ** 2 + (py - ay - t * dy) ** 2) ** 0.5
+
+    drawn = [_along(path) for path in paths]
+    segments = [list(zip(line, line[1:])) for line in drawn]
+    placed = []
+    for e, path in enumerate(paths):
+        if bends[e]:
+            placed.append(_label_point(path, bends[e]))
+            continue
+        line = drawn[e]
+        middle = (len(line) - 1) / 2
+        candidates = [(abs(i - middle) / len(line) * 0.4, line[i]) for i in range(2, len(line) - 2)]
+
+        def cost(candidate):
+            preference, point = candidate
+            near_edges = sum(max(0.0, 0.3 - distance(point, a, b)) for other, segs in enumerate(segments)
+                             if other != e for a, b in segs)
+            px, py = inches(point)
+            near_boxes = sum(1.0 for bx, by in map(inches, boxes.values())
+                             if abs(px - bx) < 0.9 and abs(py - by) < 0.35)
+            near_labels = sum(1.0 for lx, ly in map(inches, placed) if abs(px - lx) < 0.6 and abs(py - ly) < 0.2)
+            return near_edges + 3 * near_boxes + 2 * near_labels + preference
+        placed.append(min(candidates, key=cost)[1])
+    return placed
 
 
 def _label_point(points, bend):

@@ -407,3 +407,30 @@ def test_the_explorer_speaks_chinese_in_the_chinese_lessons(torch):
                                                                   "保存的张量已释放"]
     with pytest.raises(ValueError, match="language"):
         GraphExplorer(out, language="fr")
+
+
+def test_edge_labels_keep_clear_of_other_edges_and_of_each_other(torch):
+    from graph_explorer.draw import EDGE_TEXT, X_INCH, Y_INCH, _along
+
+    _, y = three_inputs(torch)
+    trace = trace_backward(y, gradient=torch.tensor([0.1, 0.2, 0.3]))
+    ax = draw(trace, len(trace.steps))
+    labels = [t.get_position() for t in ax.texts if t.get_color() == EDGE_TEXT]
+    arrangement = arrange(fold_chains(trace.graph).graph)
+    lines = [_along([(r[0][0], r[0][1] - 0.2)] + r[1:-1] + [(r[-1][0], r[-1][1] + 0.2)]) for r in arrangement.routes]
+    assert len(labels) == len(lines) == 17
+
+    def inches(p):
+        return p[0] * X_INCH, p[1] * Y_INCH
+
+    def distance(p, a, b):
+        (px, py), (ax_, ay), (bx, by) = inches(p), inches(a), inches(b)
+        dx, dy = bx - ax_, by - ay
+        t = max(0.0, min(1.0, ((px - ax_) * dx + (py - ay) * dy) / ((dx * dx + dy * dy) or 1.0)))
+        return math.hypot(px - ax_ - t * dx, py - ay - t * dy)
+
+    for label in labels:
+        own = min(range(len(lines)), key=lambda e: min(distance(label, a, b) for a, b in zip(lines[e], lines[e][1:])))
+        others = [distance(label, a, b) for e, line in enumerate(lines) if e != own for a, b in zip(line, line[1:])]
+        assert min(others) > 0.2, "a label sits on another edge"
+        assert all(math.dist(inches(label), inches(other)) > 0.4 for other in labels if other is not label)
