@@ -111,7 +111,9 @@ def prepare_working_copies(course: Path = COURSE, work: Path = WORK) -> list[str
 
 
 def reset_lesson(lesson: str, course: Path = COURSE, work: Path = WORK) -> list[Path]:
-    """Replace the copies (both languages) of the lesson whose file name starts with ``lesson`` ("08", "08_under...")."""
+    """Replace the copies (both languages) of the lesson whose file name starts with ``lesson`` ("8", "08", "08_under...")."""
+    if lesson.isdigit():
+        lesson = f"{int(lesson):02d}"
     matches = [(name, p) for name, p in _lesson_files(course) if p.stem.startswith(lesson)]
     if not {p.stem for _, p in matches} or len({p.stem for _, p in matches}) > 1:
         found = sorted({p.stem for _, p in matches}) or sorted({p.stem for _, p in _lesson_files(course)})

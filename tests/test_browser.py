@@ -9,6 +9,7 @@ in the browser as a student and as an instructor would:
 * lesson 8 (English): Run All, no error output, no news prompt over the notebook; the graph
   explorer widget is rendered, Step highlights the next node of backward, the step after frees a
   node's saved tensors, and Step is disabled once backward has finished;
+* lesson 8 (Chinese): the explorer's buttons and picture speak Chinese;
 * lesson 7 (Chinese): Run All, no error output; its matplotlib figures are rendered; the answers
   to its self-study questions are collapsed until their summary is clicked;
 * a student: the released exercise, nbgrader's Validate button, the result dialog (the blank
@@ -205,6 +206,24 @@ def test_lesson8_english_runs_and_graph_explorer_steps(page, lab):
         click_step(str(k))
     assert step.is_disabled(), "Step stays enabled after the last node of backward"
     widget.screenshot(path=str(ARTIFACTS / "lesson8-en-7-explorer-end.png"))
+
+
+def test_lesson8_chinese_explorer_speaks_chinese(page, lab):
+    notebook = _open(page, lab, "notebooks/zh/08_under_the_hood.ipynb", "lesson8-zh")
+    _run_all_clean(notebook, "lesson8-zh")
+    step = notebook.panel.get_by_role("button", name="下一步").first
+    step.wait_for(state="visible")
+    assert notebook.panel.get_by_role("button", name="Step").count() == 0
+    widget = notebook.panel.locator(".widget-vbox", has=page.get_by_role("button", name="下一步")).first
+    picture = widget.locator(".jp-OutputArea-output img").first
+    before = picture.get_attribute("src")
+    step.click()
+    deadline = time.monotonic() + 30
+    while picture.get_attribute("src") == before:
+        assert time.monotonic() < deadline, "the picture did not change after 下一步"
+        page.wait_for_timeout(100)
+    widget.scroll_into_view_if_needed()
+    widget.screenshot(path=str(ARTIFACTS / "lesson8-zh-3-explorer-step1.png"))
 
 
 def test_lesson7_chinese_runs_and_shows_its_plots(page, lab):

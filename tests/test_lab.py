@@ -77,8 +77,9 @@ def test_reset_restores_one_lesson_in_both_languages(course, tmp_path):
                                                                       "zh/08_under_the_hood.ipynb"]
     assert not build.ran_in_place(work / "en" / "08_under_the_hood.ipynb")
     assert build.ran_in_place(work / "en" / "07_higher_derivatives.ipynb")  # other lessons untouched
+    assert lab.reset_lesson("8", course, work) == reset
     with pytest.raises(SystemExit, match="no single lesson"):
-        lab.reset_lesson("0", course, work)
+        lab.reset_lesson("0_", course, work)
 
 
 def test_a_lesson_changed_in_the_course_is_pointed_out_not_overwritten(course, tmp_path):
