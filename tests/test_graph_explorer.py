@@ -434,3 +434,38 @@ def test_edge_labels_keep_clear_of_other_edges_and_of_each_other(torch):
         others = [distance(label, a, b) for e, line in enumerate(lines) if e != own for a, b in zip(line, line[1:])]
         assert min(others) > 0.2, "a label sits on another edge"
         assert all(math.dist(inches(label), inches(other)) > 0.4 for other in labels if other is not label)
+
+
+def test_without_a_chinese_font_figures_draw_with_one_note_and_no_glyph_warnings(monkeypatch, capsys):
+    import io
+    import warnings as warnings_module
+
+    from matplotlib.figure import Figure
+
+    from graph_explorer import fonts
+
+    monkeypatch.setattr(fonts, "find_chinese_font", lambda: None)
+    monkeypatch.setattr(fonts, "_chosen", [])
+    monkeypatch.setattr(warnings_module, "filters", list(warnings_module.filters))  # undo the filter afterwards
+    assert fonts.use_chinese_font() is None and fonts.use_chinese_font() is None
+    assert capsys.readouterr().out.count("no font with Chinese glyphs") == 1
+    figure = Figure()
+    figure.add_subplot().set_title("反向传播")
+    with warnings_module.catch_warnings(record=True) as caught:
+        figure.savefig(io.BytesIO(), format="png")
+    assert not [w for w in caught if "missing from font" in str(w.message)]
+
+
+def test_a_chinese_font_is_used_after_the_default_font(monkeypatch):
+    import matplotlib
+
+    from graph_explorer import fonts
+
+    monkeypatch.setattr(fonts, "find_chinese_font", lambda: "WenQuanYi Micro Hei")
+    monkeypatch.setattr(fonts, "_chosen", [])
+    with matplotlib.rc_context():
+        default = list(matplotlib.rcParams["font.family"])
+        assert fonts.use_chinese_font() == "WenQuanYi Micro Hei"
+        fonts.use_chinese_font()
+        # Latin text keeps the default font; only glyphs it lacks come from the Chinese one
+        assert matplotlib.rcParams["font.family"] == default + ["WenQuanYi Micro Hei"]
