@@ -463,9 +463,8 @@ def test_a_chinese_font_is_used_after_the_default_font(monkeypatch):
 
     monkeypatch.setattr(fonts, "find_chinese_font", lambda: "WenQuanYi Micro Hei")
     monkeypatch.setattr(fonts, "_chosen", [])
-    with matplotlib.rc_context():
-        default = list(matplotlib.rcParams["font.family"])
+    with matplotlib.rc_context({"font.family": ["sans-serif"]}):  # as on a fresh start
         assert fonts.use_chinese_font() == "WenQuanYi Micro Hei"
         fonts.use_chinese_font()
         # Latin text keeps the default font; only glyphs it lacks come from the Chinese one
-        assert matplotlib.rcParams["font.family"] == default + ["WenQuanYi Micro Hei"]
+        assert matplotlib.rcParams["font.family"] == ["sans-serif", "WenQuanYi Micro Hei"]
