@@ -212,7 +212,7 @@ def _label_points(paths, bends, boxes):
         middle = (len(line) - 1) / 2
         candidates = [(abs(i - middle) / len(line) * 0.4, line[i]) for i in range(2, len(line) - 2)]
 
-        def cost(candidate):
+        def cost(candidate, e=e):
             preference, point = candidate
             near_edges = sum(max(0.0, 0.3 - distance(point, a, b)) for other, segs in enumerate(segments)
                              if other != e for a, b in segs)

@@ -69,7 +69,7 @@ def arrange(graph) -> Arrangement:
             place = {item: k for k, item in enumerate(order[layer - step])}  # the layer just swept
             place.update((item, k) for k, item in enumerate(order[layer]))
 
-            def key(item):
+            def key(item, place=place):
                 ns = neighbours.get(item, [])
                 if not ns:
                     return place[item]
