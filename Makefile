@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 TORCH  := torch==2.13.0
 
-.PHONY: lab lab-check test setup setup-test browser bench clean
+.PHONY: lab lab-check reset-lesson test setup setup-test browser bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,13 +23,16 @@ $(VENV)/.torch: | $(BIN)/python
 setup: $(VENV)/.installed
 setup-test: $(VENV)/.installed $(VENV)/.torch
 
-# JupyterLab 4 on the course: prints the URL and opens a browser where there is one. As root
-# (a container) JupyterLab needs --allow-root. lab-check: the widget and nbgrader extensions
-# the course uses are installed and enabled (scripts/lab.py says how to fix it if not).
+# JupyterLab 4 on your copies of the lessons (my-notebooks/, made from notebooks/ on first use,
+# outside version control): prints the URL and opens a browser where there is one.
+# reset-lesson LESSON=08: your copy of lesson 8 back to the original. lab-check: the widget and
+# nbgrader extensions the course uses are installed and enabled (scripts/lab.py says how to fix it if not).
 AS_ROOT  := $(filter 0,$(shell id -u))
-LAB_ARGS := $(if $(AS_ROOT),--allow-root)
 lab: setup lab-check
-	$(BIN)/jupyter lab notebooks/ $(LAB_ARGS)
+	$(BIN)/python scripts/lab.py
+
+reset-lesson: setup
+	$(BIN)/python scripts/lab.py --reset $(LESSON)
 
 lab-check: setup
 	@$(BIN)/python scripts/lab.py --check

@@ -6,6 +6,7 @@
     x = torch.ones(2, 2, requires_grad=True)
     out = ((x + 2) * (x + 2) * 3).mean()
     GraphExplorer(out, names={"x": x})   # in a notebook: the graph, with Step / Reset
+    show_graph(out, names={"x": x})      # only the picture of the graph, backward not run
 
 Works with the kit's engine and with PyTorch alike: it only reads ``grad_fn``,
 ``next_functions`` and saved tensors, and it learns the order of backward by
@@ -15,18 +16,24 @@ Where things live:
     graph.py    extracting the graph from an output tensor; counting recorded ops
     saved.py    whether a node holds saved tensors, and whether they were freed
     trace.py    running backward once with hooks, recording every step
-    layout.py   placing the nodes in layers (no graphviz needed)
-    draw.py     drawing one moment of backward with matplotlib
+    view.py     what the picture shows: long chains of one operation folded into one box
+    layout.py   placing the nodes in layers and routing the edges around them (no graphviz needed)
+    draw.py     drawing one moment of backward with matplotlib: gradients on edges and in boxes
+    texts.py    every word the explorer shows, in English and Chinese
+    fonts.py    a font with Chinese glyphs for matplotlib (the explorer's and the lessons' figures)
     widget.py   the ipywidgets explorer: Step, Reset, a slider and a still image
 """
 from .graph import Graph, GraphNode, count_ops, extract_graph
-from .layout import layout
+from .layout import arrange, layout
+from .view import fold_chains
+from .fonts import prepare_figures, use_chinese_font
 from .saved import has_saved_tensors, saved_tensors_freed
 from .trace import BackwardTrace, Step, trace_backward
 from .draw import draw, render_png
-from .widget import GraphExplorer
+from .widget import GraphExplorer, show_graph
 
 __all__ = [
-    "Graph", "GraphNode", "count_ops", "extract_graph", "layout", "has_saved_tensors", "saved_tensors_freed",
-    "BackwardTrace", "Step", "trace_backward", "draw", "render_png", "GraphExplorer",
+    "Graph", "GraphNode", "count_ops", "extract_graph", "layout", "arrange", "fold_chains", "use_chinese_font", "prepare_figures",
+    "has_saved_tensors", "saved_tensors_freed",
+    "BackwardTrace", "Step", "trace_backward", "draw", "render_png", "GraphExplorer", "show_graph",
 ]

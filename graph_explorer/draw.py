@@ -1,108 +1,247 @@
-"""Drawing one moment of backward: the graph, what already ran, what arrived where, what was freed.
+"""Drawing one moment of backward: the graph, what already ran, what flowed where, what was freed.
 
-Uses matplotlib's object API (``Figure``, not ``pyplot``), so drawing never
-pops up stray plots in a notebook and works without a display.
+What flows along an edge is written on that edge (the gradient the parent sent to that
+input); what a node received, the sum over its incoming edges, is written in its box.
+Long chains of one operation are folded into one box (view.py); edges are routed around
+the boxes (layout.py).
+
+Uses matplotlib's object API (``Figure``, not ``pyplot``), so drawing never pops up stray
+plots in a notebook and works without a display.
 """
 from __future__ import annotations
 
 import io
 
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch
+from matplotlib.patches import FancyArrowPatch, Patch
+from matplotlib.path import Path as CurvePath
 
-from .layout import layout
+from .fonts import use_chinese_font, with_chinese
+from .layout import arrange
+from .texts import text
+from .view import fold_chains
 
 PENDING, DONE, CURRENT = "#eeeeee", "#c7e9c0", "#fdae6b"
 SAVED_EDGE, FREED_EDGE = "#3182bd", "#de2d26"
+EDGE, EDGE_TEXT = "#888888", "#08519c"
+X_INCH, Y_INCH = 2.0, 1.25  # size of one unit of the layout on the page
 
 
-def format_grad(grad, limit: int = 4) -> str:
-    """A gradient in a few characters: ``4.5`` or ``[0, 4, 8, 12]`` (at most ``limit`` numbers)."""
+def format_grad(grad, limit: int = 4, compact: bool = False) -> str:
+    """A gradient in a few characters: ``4.5`` or ``[0, 4, 8, 12]`` (at most ``limit`` numbers).
+
+    ``compact``: a tensor whose entries are all equal is written ``[0.25 ×4]``.
+    """
     if grad is None:
         return "None"
     values = grad.detach().reshape(-1).tolist()
-    text = [f"{v:.4g}" for v in values[:limit]]
+    shown = [f"{v:.4g}" for v in values[:limit]]
     if len(grad.shape) == 0:
-        return text[0]
+        return shown[0]
+    if compact and len(values) > 1 and all(v == values[0] for v in values):
+        return f"[{shown[0]} ×{len(values)}]"
     more = ", …" if len(values) > limit else ""
-    return "[" + ", ".join(text) + more + "]"
+    return "[" + ", ".join(shown) + more + "]"
 
 
-def describe_step(trace, k: int) -> str:
+def describe_step(trace, k: int, language: str = "en") -> str:
     """One line saying what step ``k`` (1-based) did; step 0 is 'before backward'."""
     total = len(trace.steps)
     if k <= 0:
-        return f"before backward: {len(trace.graph.nodes)} nodes, {total} steps to run"
+        return text(language, "before", nodes=len(trace.graph.nodes), steps=total)
     step = trace.steps[k - 1]
     node = trace.graph.nodes[step.node]
-    return f"step {k}/{total}: {node.name} receives grad {format_grad(step.grads[0])}"
+    return text(language, "step", k=k, total=total, name=node.name, grad=format_grad(step.grads[0]))
 
 
-def draw(trace, k: int, ax=None):
-    """Draw the graph after the first ``k`` steps of ``trace``; returns the matplotlib Axes."""
-    graph = trace.graph
-    pos = layout(graph)
+def _box_text(view, b, trace, done, language):
+    members = view.members[b]
+    node = view.graph.nodes[b]
+    lines = [node.label]
+    ran = [m for m in members if m in done]
+    if len(members) > 1 and 0 < len(ran) < len(members):
+        lines.append(text(language, "ran", done=len(ran), count=len(members)))
+    if ran:
+        first = format_grad(trace.grad_of(ran[0]), compact=True)
+        last = format_grad(trace.grad_of(ran[-1]), compact=True)
+        lines.append(text(language, "received", grad=first if len(ran) == 1 else f"{first} … {last}"))
+    return "\n".join(lines)
+
+
+def draw(trace, k: int, ax=None, language: str = "en", fold: bool = True, graph_only: bool = False):
+    """Draw the graph after the first ``k`` steps of ``trace``; returns the matplotlib Axes.
+
+    ``graph_only``: just the recorded graph, as it is before backward (no steps, no gradients).
+    """
+    mono = "monospace"
+    if language != "en":
+        use_chinese_font()
+        mono = with_chinese("monospace")
+    view = fold_chains(trace.graph) if fold else fold_chains(trace.graph, min_run=len(trace.graph.nodes) + 1)
+    graph = view.graph
+    arrangement = arrange(graph)
+    pos = arrangement.positions
+    xs = [p[0] for p in pos.values()] + [p[0] for r in arrangement.routes for p in r]
+    ys = [p[1] for p in pos.values()]
     if ax is None:
-        width = max(1, max((sum(1 for p in pos.values() if p[1] == y) for y in {p[1] for p in pos.values()}), default=1))
-        height = len({p[1] for p in pos.values()})
-        fig = Figure(figsize=(max(6.0, 2.6 * width), 1.0 + 1.45 * height), dpi=90)
+        width, height = max(xs) - min(xs) + 1.6, max(ys) - min(ys) + 1
+        fig = Figure(figsize=(max(6.5, X_INCH * width + 2.2), 1.3 + Y_INCH * height), dpi=90)
         ax = fig.add_subplot()
     k = max(0, min(k, len(trace.steps)))
     done = [s.node for s in trace.steps[:k]]
     current = done[-1] if done else None
     freed = trace.freed_at(k)
 
-    seen = {}
+    # edges: routed through their waypoints; an input used twice (x * x) gets two bent arrows
+    parallel = {}
     for parent, child, _ in graph.edges:
-        (x0, y0), (x1, y1) = pos[parent], pos[child]
-        # an input used twice (x * x) gets two arrows: bend the repeats apart
+        parallel[parent, child] = parallel.get((parent, child), 0) + 1
+    seen, paths, bends = {}, [], []
+    for e, (parent, child, _) in enumerate(graph.edges):
+        route = arrangement.routes[e]
         repeat = seen[parent, child] = seen.get((parent, child), -1) + 1
-        bend = 0.0 if repeat == 0 else 0.4 * ((repeat + 1) // 2) * (1 if repeat % 2 else -1)
-        ax.annotate("", xy=(x1, y1 + 0.22), xytext=(x0, y0 - 0.22),
-                    arrowprops=dict(arrowstyle="-|>", color="#777777", lw=1.2, shrinkA=2, shrinkB=2,
-                                    connectionstyle=f"arc3,rad={bend}"))
+        count = parallel[parent, child]
+        bends.append(0.0 if count == 1 else 0.6 * (repeat / (count - 1) - 0.5))  # fanned out symmetrically
+        paths.append([(route[0][0], route[0][1] - 0.2)] + route[1:-1] + [(route[-1][0], route[-1][1] + 0.2)])
+    labels = _label_points(paths, bends, pos)  # the same places at every step
+    for e, (parent, child, _) in enumerate(graph.edges):
+        _arrow(ax, paths[e], bends[e])
+        real_parent, _, position = view.origin[e]
+        if real_parent in done:
+            mid = labels[e]
+            ax.text(mid[0], mid[1], format_grad(trace.edge_grad(real_parent, position), compact=True), ha="center",
+                    va="center", fontsize=7.5, color=EDGE_TEXT, zorder=4,
+                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.9))
 
-    for i, node in enumerate(graph.nodes):
-        x, y = pos[i]
-        fill = CURRENT if i == current else DONE if i in done else PENDING
+    for b, node in enumerate(graph.nodes):
+        x, y = pos[b]
+        members = view.members[b]
+        fill = CURRENT if current in members else DONE if all(m in done for m in members) else PENDING
         edge, style = "#555555", "solid"
-        if i in freed:
+        if any(m in freed for m in members):
             edge, style = FREED_EDGE, "dashed"
         elif node.saves_tensors:
             edge = SAVED_EDGE
-        ax.text(x, y, node.label, ha="center", va="center", fontsize=9, family="monospace",
+        ax.text(x, y, _box_text(view, b, trace, done, language), ha="center", va="center", fontsize=8.5,
+                family=mono, zorder=5, linespacing=1.3,
                 bbox=dict(boxstyle="round,pad=0.4", fc=fill, ec=edge, lw=2, ls=style))
-        notes = []
-        if i in done:
-            notes.append("grad " + format_grad(trace.grad_of(i)))
-        if i in freed:
-            notes.append("saved tensors freed")
-        elif node.saves_tensors:
-            notes.append("holds saved tensors")
-        if notes:
-            ax.text(x, y - 0.3, "\n".join(notes), ha="center", va="top", fontsize=7.5, color="#333333",
-                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.6))
 
-    xs = [p[0] for p in pos.values()]
-    ys = [p[1] for p in pos.values()]
-    ax.set_xlim(min(xs) - 1.0, max(xs) + 1.0)
-    ax.set_ylim(min(ys) - 0.9, max(ys) + 0.5)
+    ax.set_xlim(min(xs) - 0.8, max(xs) + 0.8)
+    ax.set_ylim(min(ys) - 0.5, max(ys) + 0.5)
     ax.axis("off")
-    ax.set_title(describe_step(trace, k), fontsize=10, family="monospace")
-    ax.legend(handles=[
-        Patch(fc=PENDING, ec="#555555", label="not run yet"),
-        Patch(fc=CURRENT, ec="#555555", label="running now"),
-        Patch(fc=DONE, ec="#555555", label="done"),
-        Patch(fc="white", ec=SAVED_EDGE, lw=2, label="holds saved tensors"),
-        Patch(fc="white", ec=FREED_EDGE, lw=2, ls="dashed", label="saved tensors freed"),
-    ], loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7.5, frameon=False)
-    ax.figure.tight_layout()
+    saved = Patch(fc="white", ec=SAVED_EDGE, lw=2, label=text(language, "saved"))
+    if graph_only:
+        title, caption, legend = text(language, "graph", nodes=len(trace.graph.nodes)), "graph caption", [saved]
+    else:
+        title, caption = describe_step(trace, k, language), "caption"
+        legend = [
+            Patch(fc=PENDING, ec="#555555", label=text(language, "pending")),
+            Patch(fc=CURRENT, ec="#555555", label=text(language, "current")),
+            Patch(fc=DONE, ec="#555555", label=text(language, "done")),
+            saved,
+            Patch(fc="white", ec=FREED_EDGE, lw=2, ls="dashed", label=text(language, "freed")),
+        ]
+    ax.set_title(title, fontsize=10, loc="left")
+    ax.legend(handles=legend, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7.5, frameon=False)
+    ax.figure.text(0.01, 0.005, text(language, caption), fontsize=7.5, color="#444444", ha="left", va="bottom",
+                   wrap=True)
+    ax.figure.tight_layout(rect=(0, 0.04, 1, 1))
     return ax
 
 
-def render_png(trace, k: int) -> bytes:
+def _pieces(points):
+    """The smooth curve through ``points`` (a Catmull-Rom spline) as cubic Bézier pieces (p1, c1, c2, p2)."""
+    padded = [points[0]] + list(points) + [points[-1]]
+    pieces = []
+    for k in range(1, len(padded) - 2):
+        p0, p1, p2, p3 = padded[k - 1:k + 3]
+        c1 = (p1[0] + (p2[0] - p0[0]) / 6, p1[1] + (p2[1] - p0[1]) / 6)
+        c2 = (p2[0] - (p3[0] - p1[0]) / 6, p2[1] - (p3[1] - p1[1]) / 6)
+        pieces.append((p1, c1, c2, p2))
+    return pieces
+
+
+def _along(points, steps: int = 8):
+    """Points on the drawn route, ``steps`` per piece: straight for two points, else on the curve."""
+    out = [points[0]]
+    for p1, c1, c2, p2 in (_pieces(points) if len(points) > 2 else [(points[0], points[0], points[1], points[1])]):
+        for i in range(1, steps + 1):
+            t = i / steps
+            a, b, c, d = (1 - t) ** 3, 3 * (1 - t) ** 2 * t, 3 * (1 - t) * t * t, t ** 3
+            out.append((a * p1[0] + b * c1[0] + c * c2[0] + d * p2[0], a * p1[1] + b * c1[1] + c * c2[1] + d * p2[1]))
+    return out
+
+
+def _arrow(ax, points, bend):
+    """An arrow through ``points``: straight, one arc when ``bend`` is not 0, or a smooth curve
+    through the waypoints of a routed edge."""
+    style = dict(arrowstyle="-|>", color=EDGE, lw=1.2, mutation_scale=12, zorder=2)
+    if len(points) == 2:
+        ax.add_patch(FancyArrowPatch(points[0], points[1], connectionstyle=f"arc3,rad={bend}", **style))
+        return
+    vertices, codes = [points[0]], [CurvePath.MOVETO]
+    for _, c1, c2, p2 in _pieces(points):
+        vertices += [c1, c2, p2]
+        codes += [CurvePath.CURVE4] * 3
+    ax.add_patch(FancyArrowPatch(path=CurvePath(vertices, codes), **style))
+
+
+def _label_points(paths, bends, boxes):
+    """Where each edge's label goes: on its own route, as far as it can from other edges, boxes and labels.
+
+    Candidates are points along the drawn edge, the middle preferred; each costs how close it
+    comes (in inches on the page) to another edge, a box or a label already placed.
+    """
+    def inches(point):
+        return point[0] * X_INCH, point[1] * Y_INCH
+
+    def distance(point, a, b):
+        (px, py), (ax_, ay), (bx, by) = inches(point), inches(a), inches(b)
+        dx, dy = bx - ax_, by - ay
+        t = 0.0 if dx == dy == 0 else max(0.0, min(1.0, ((px - ax_) * dx + (py - ay) * dy) / (dx * dx + dy * dy)))
+        return ((px - ax_ - t * dx) ** 2 + (py - ay - t * dy) ** 2) ** 0.5
+
+    drawn = [_along(path) for path in paths]
+    segments = [list(zip(line, line[1:])) for line in drawn]
+    placed = []
+    for e, path in enumerate(paths):
+        if bends[e]:
+            placed.append(_label_point(path, bends[e]))
+            continue
+        line = drawn[e]
+        middle = (len(line) - 1) / 2
+        candidates = [(abs(i - middle) / len(line) * 0.4, line[i]) for i in range(2, len(line) - 2)]
+
+        def cost(candidate, e=e):
+            preference, point = candidate
+            near_edges = sum(max(0.0, 0.3 - distance(point, a, b)) for other, segs in enumerate(segments)
+                             if other != e for a, b in segs)
+            px, py = inches(point)
+            near_boxes = sum(1.0 for bx, by in map(inches, boxes.values())
+                             if abs(px - bx) < 0.9 and abs(py - by) < 0.35)
+            near_labels = sum(1.0 for lx, ly in map(inches, placed) if abs(px - lx) < 0.6 and abs(py - ly) < 0.2)
+            return near_edges + 3 * near_boxes + 2 * near_labels + preference
+        placed.append(min(candidates, key=cost)[1])
+    return placed
+
+
+def _label_point(points, bend):
+    """Where an edge's label goes: the middle of its route (on the arc, for a bent arrow)."""
+    if len(points) > 2:
+        return points[len(points) // 2]
+    (x0, y0), (x1, y1) = points
+    mx, my = (x0 + x1) / 2, (y0 + y1) / 2
+    if not bend:
+        return mx, my
+    # arc3 puts the arc's middle rad/2 of the arrow's length to its side (in inches, hence the
+    # ratio); the label goes just outside it
+    side = bend * (y1 - y0) * 0.5 * Y_INCH / X_INCH
+    return mx + side + (0.12 if side > 0 else -0.12), my
+
+
+def render_png(trace, k: int, language: str = "en", graph_only: bool = False) -> bytes:
     """The picture of step ``k`` as PNG bytes (for static pages and for the widget)."""
-    ax = draw(trace, k)
+    ax = draw(trace, k, language=language, graph_only=graph_only)
     buffer = io.BytesIO()
     ax.figure.savefig(buffer, format="png", bbox_inches="tight")
     return buffer.getvalue()

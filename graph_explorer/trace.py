@@ -1,11 +1,13 @@
 """Running backward once, for real, and writing down what happened at every node.
 
 A pre-hook on every node of the graph fires just before that node's backward
-runs and sees the gradient that arrived there. The hooks change nothing; they
+runs and sees the gradient that arrived there; a post-hook fires just after and
+sees what the node sent on to each of its inputs. The hooks change nothing; they
 only record:
 
 * the order in which backward visited the nodes (the engine's own order),
-* the gradient each node received (a detached copy),
+* the gradient each node received (a detached copy): the sum over its incoming edges,
+* the gradient each node sent along each of its edges (``next_functions``, in order),
 * which nodes had their saved tensors freed by then.
 
 The call accumulates into the leaves' ``.grad`` like any other ``backward()``.
@@ -20,11 +22,12 @@ from .saved import saved_tensors_freed
 
 @dataclass
 class Step:
-    """Backward reaching one node: which node, the gradient(s) it received, what was freed before it ran."""
+    """Backward reaching one node: which node, the gradient(s) it received and sent, what was freed before it ran."""
 
     node: int                  # index into graph.nodes
     grads: tuple               # the incoming gradient(s), detached copies (None where nothing arrived)
     freed_before: frozenset    # indices of nodes whose saved tensors were already freed
+    sent: tuple = ()           # per entry of next_functions: the gradient sent along that edge (None: nothing)
 
 
 @dataclass
@@ -44,6 +47,13 @@ class BackwardTrace:
         if k >= len(self.steps):
             return self.freed_after
         return self.steps[k].freed_before
+
+    def edge_grad(self, parent: int, position: int):
+        """The gradient that flowed from node ``parent`` along its edge number ``position``, or None."""
+        for s in self.steps:
+            if s.node == parent:
+                return s.sent[position] if position < len(s.sent) else None
+        return None
 
     def grad_of(self, index: int):
         """The gradient that arrived at node ``index`` (its first output), or None if backward never ran it."""
@@ -67,12 +77,19 @@ def trace_backward(output, gradient=None, retain_graph: bool = False, names: dic
     graph = graph or extract_graph(output, names)
     steps = []
 
-    def make_hook(i):
+    def make_prehook(i):
         def hook(grad_outputs):
             steps.append(Step(i, tuple(_copy(g) for g in grad_outputs), _freed_now(graph)))
         return hook
 
-    handles = [node.fn.register_prehook(make_hook(i)) for i, node in enumerate(graph.nodes)]
+    def make_posthook(i):
+        def hook(grad_inputs, grad_outputs):
+            step = next(s for s in reversed(steps) if s.node == i)
+            step.sent = tuple(_copy(g) for g in grad_inputs)
+        return hook
+
+    handles = [node.fn.register_prehook(make_prehook(i)) for i, node in enumerate(graph.nodes)]
+    handles += [node.fn.register_hook(make_posthook(i)) for i, node in enumerate(graph.nodes)]
     try:
         output.backward(gradient, retain_graph=retain_graph)
     finally:

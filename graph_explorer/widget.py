@@ -11,7 +11,8 @@ import base64
 
 from .draw import describe_step, format_grad, render_png
 from .graph import extract_graph
-from .trace import trace_backward
+from .texts import text
+from .trace import BackwardTrace, trace_backward
 
 
 class GraphExplorer:
@@ -22,9 +23,14 @@ class GraphExplorer:
     >>> explorer = GraphExplorer(out, names={"x": x})        # doctest: +SKIP
     >>> explorer                                             # doctest: +SKIP  (the widget)
     >>> explorer.snapshot(2)                                 # doctest: +SKIP  (a still picture)
+
+    ``language="zh"`` shows every text of the picture and the controls in Chinese.
     """
 
-    def __init__(self, output, names: dict | None = None, gradient=None, retain_graph: bool = False):
+    def __init__(self, output, names: dict | None = None, gradient=None, retain_graph: bool = False,
+                 language: str = "en"):
+        text(language, "step button")  # an unknown language fails here, not at the first picture
+        self.language = language
         self.graph = extract_graph(output, names)
         self.trace = trace_backward(output, gradient, retain_graph=retain_graph, graph=self.graph)
         self.position = 0
@@ -39,7 +45,7 @@ class GraphExplorer:
         """Advance one node; returns what happened."""
         self.position = min(self.position + 1, len(self.steps))
         self._refresh()
-        return describe_step(self.trace, self.position)
+        return describe_step(self.trace, self.position, self.language)
 
     def reset(self) -> None:
         self.position = 0
@@ -51,25 +57,28 @@ class GraphExplorer:
         for k, s in enumerate(self.steps, 1):
             node = self.graph.nodes[s.node]
             freed = self.trace.freed_at(k)
-            note = "  (saved tensors freed)" if s.node in freed else ""
-            lines.append(f"{k:2d}. {node.label.replace(chr(10), ' '):<28} grad {format_grad(s.grads[0], 6)}{note}")
+            note = "  " + text(self.language, "table freed") if s.node in freed else ""
+            grad = text(self.language, "table grad")
+            lines.append(f"{k:2d}. {node.label.replace(chr(10), ' '):<28} {grad} {format_grad(s.grads[0], 6)}{note}")
         return "\n".join(lines)
 
     def snapshot(self, k: int | None = None):
         """Step ``k`` (default: the current one) as a static PNG image."""
         from IPython.display import Image
 
-        return Image(data=render_png(self.trace, self.position if k is None else k))
+        return Image(data=render_png(self.trace, self.position if k is None else k, self.language))
 
     # -- the widget ---------------------------------------------------------------
     def widget(self):
         if self._widget is None:
             import ipywidgets as w
 
-            n = len(self.steps)
-            self._step_button = w.Button(description="Step", icon="step-forward", tooltip="run the next node")
-            self._reset_button = w.Button(description="Reset", icon="undo", tooltip="back to before backward")
-            self._slider = w.IntSlider(value=self.position, min=0, max=n, description="step", continuous_update=False)
+            n, say = len(self.steps), lambda key: text(self.language, key)
+            self._step_button = w.Button(description=say("step button"), icon="step-forward",
+                                         tooltip=say("step tooltip"))
+            self._reset_button = w.Button(description=say("reset button"), icon="undo", tooltip=say("reset tooltip"))
+            self._slider = w.IntSlider(value=self.position, min=0, max=n, description=say("slider"),
+                                       continuous_update=False)
             self._out = w.Output()
             self._step_button.on_click(lambda _: self.step())
             self._reset_button.on_click(lambda _: self.reset())
@@ -90,12 +99,15 @@ class GraphExplorer:
             self._draw()
 
     def _draw(self):
+        # nothing left to run at the end, nothing to undo at the start
+        self._step_button.disabled = self.position >= len(self.steps)
+        self._reset_button.disabled = self.position == 0
         # Replace the Output's content in one assignment: no flicker, and it works
         # from button callbacks and outside a kernel alike.
-        png = base64.b64encode(render_png(self.trace, self.position)).decode("ascii")
+        png = base64.b64encode(render_png(self.trace, self.position, self.language)).decode("ascii")
         self._out.outputs = ({
             "output_type": "display_data",
-            "data": {"image/png": png, "text/plain": describe_step(self.trace, self.position)},
+            "data": {"image/png": png, "text/plain": describe_step(self.trace, self.position, self.language)},
             "metadata": {},
         },)
 
@@ -103,3 +115,15 @@ class GraphExplorer:
         from IPython.display import display
 
         display(self.widget())
+
+
+def show_graph(output, names: dict | None = None, language: str = "en"):
+    """A picture of the graph recorded behind ``output``, without running backward.
+
+    >>> show_graph(out, names={"x": x})                      # doctest: +SKIP  (an image)
+    """
+    from IPython.display import Image
+
+    text(language, "graph caption")  # an unknown language fails here
+    trace = BackwardTrace(extract_graph(output, names), [], frozenset())
+    return Image(data=render_png(trace, 0, language, graph_only=True))

@@ -8,7 +8,12 @@ A lesson file is a sequence of blocks, each starting with a marker line::
 
     %%% en          prose in English (a markdown cell) ...
     %%% zh          ... immediately followed by the same prose in Chinese
-    %%% code        a code cell, identical in both notebooks
+    %%% code        a code cell, the same in both notebooks ...
+
+... except for the words a student reads in it: inside a code cell,
+``«English|中文»`` becomes ``English`` in the English notebook and ``中文`` in the
+Chinese one (plot titles, axis labels, comments, printed messages). Only the
+text inside strings and comments may differ; the tests check that.
 
 Run ``python notebooks/build.py`` to write ``notebooks/en/*.ipynb`` and
 ``notebooks/zh/*.ipynb`` (without outputs), or ``--check`` to verify that the
@@ -17,6 +22,7 @@ committed notebooks are exactly what the sources produce.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -29,6 +35,9 @@ MARKER = "%%% "
 
 # The one line that chooses the engine; tests switch it to run on PyTorch.
 ENGINE_LINE = 'import autograd_core as torch  # the kit\'s engine; change this line to "import torch" to run on PyTorch'
+
+# «English|中文» inside a code cell: the words in each language (no « » | inside them)
+TRANSLATED = re.compile(r"«([^«»|]*)\|([^«»|]*)»")
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
@@ -66,6 +75,15 @@ def parse_lesson(text: str, name: str = "<lesson>") -> list[dict]:
     return cells
 
 
+def localize(code: str, language: str) -> str:
+    """A code cell's text in one language: every ``«English|中文»`` replaced by its part."""
+    part = LANGUAGES.index(language) + 1
+    text = TRANSLATED.sub(lambda m: m.group(part), code)
+    if "«" in text or "»" in text:
+        raise ValueError(f"a '«' or '»' without its pair in: {code.splitlines()[0]!r}...")
+    return text
+
+
 def build_notebook(cells: list[dict], language: str, stem: str) -> nbformat.NotebookNode:
     """One language's notebook: shared code cells, that language's prose, no outputs."""
     nb = nbformat.v4.new_notebook()
@@ -76,7 +94,7 @@ def build_notebook(cells: list[dict], language: str, stem: str) -> nbformat.Note
     for n, cell in enumerate(cells):
         cell_id = f"{stem[:2]}-{n:02d}"  # stable ids: rebuilding never changes a file needlessly
         if cell["type"] == "code":
-            nb.cells.append(nbformat.v4.new_code_cell(cell["source"], id=cell_id))
+            nb.cells.append(nbformat.v4.new_code_cell(localize(cell["source"], language), id=cell_id))
         else:
             nb.cells.append(nbformat.v4.new_markdown_cell(cell[language], id=cell_id))
     return nb
@@ -97,28 +115,53 @@ def target(language: str, path: Path) -> Path:
     return HERE / language / f"{path.stem}.ipynb"
 
 
+def ran_in_place(path: Path) -> bool:
+    """Whether a notebook was run and saved where it is: it holds outputs or execution counts."""
+    nb = nbformat.read(path, as_version=4)
+    return any(c.get("outputs") or c.get("execution_count") for c in nb.cells if c.cell_type == "code")
+
+
+def problems(here: Path = HERE) -> list[str]:
+    """What differs between the committed notebooks in ``here`` and what their sources build, as advice."""
+    found = []
+    sources = sorted((here / "source").glob("*.lesson"))
+    for path in sources:
+        for language in LANGUAGES:
+            out = here / language / f"{path.stem}.ipynb"
+            where = out.relative_to(here.parent)
+            if not out.exists():
+                found.append(f"missing: {where} (run: python notebooks/build.py)")
+            elif out.read_text(encoding="utf-8") != render(language, path):
+                if ran_in_place(out):
+                    found.append(
+                        f"{where} holds outputs: it was run and saved in place (JupyterLab saves what it runs). "
+                        f"Nothing is wrong with the course. Run the lessons from your copies in my-notebooks/ "
+                        f"(make lab opens them); to clean this one: git checkout -- {where}")
+                else:
+                    found.append(f"out of date: {where} differs from source/{path.name} "
+                                 f"(after editing a source, run: python notebooks/build.py)")
+    expected = {here / lang / f"{p.stem}.ipynb" for p in sources for lang in LANGUAGES}
+    for lang in LANGUAGES:
+        for p in sorted((here / lang).glob("*.ipynb")):
+            if p not in expected:
+                found.append(f"no source for: {p.relative_to(here.parent)}")
+    return found
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if a committed notebook differs from its source")
     args = parser.parse_args(argv)
-    stale = []
+    if args.check:
+        found = problems()
+        for problem in found:
+            print(problem)
+        return 1 if found else 0
     for path in lessons():
         for language in LANGUAGES:
-            text, out = render(language, path), target(language, path)
-            if args.check:
-                if not out.exists() or out.read_text(encoding="utf-8") != text:
-                    stale.append(out)
-            else:
-                out.parent.mkdir(exist_ok=True)
-                out.write_text(text, encoding="utf-8")
-    expected = {target(lang, p) for p in lessons() for lang in LANGUAGES}
-    extra = [p for lang in LANGUAGES for p in (HERE / lang).glob("*.ipynb") if p not in expected]
-    if args.check and (stale or extra):
-        for p in stale:
-            print(f"out of date: {p.relative_to(HERE)} (run python notebooks/build.py)")
-        for p in extra:
-            print(f"no source for: {p.relative_to(HERE)}")
-        return 1
+            out = target(language, path)
+            out.parent.mkdir(exist_ok=True)
+            out.write_text(render(language, path), encoding="utf-8")
     return 0
 
 

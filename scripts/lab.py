@@ -1,9 +1,21 @@
 """JupyterLab on the course, as ``make lab`` starts it, and the check that it is ready.
 
     python scripts/lab.py --check         # what `make lab` runs first (target lab-check)
-    python scripts/lab.py                 # start it on the course (notebooks/) without make
+    python scripts/lab.py                 # start it on your copies of the lessons (my-notebooks/)
+    python scripts/lab.py --reset 08      # lesson 8 back to its original state (make reset-lesson LESSON=08)
     python scripts/lab.py exercises       # another folder
     python scripts/lab.py -- --port 9999  # anything after -- goes to ``jupyter lab`` as is
+
+Students work on copies: ``my-notebooks/en`` and ``my-notebooks/zh`` are made from
+``notebooks/`` the first time (and a lesson added later is copied when the lab next
+starts), outside version control. JupyterLab saves what you run into the notebook you
+run it in, so the tracked lessons stay clean and your own outputs and edits stay
+yours; nothing is ever overwritten except by ``--reset``. When a tracked lesson has
+changed since your copy was made, the start says so.
+
+JupyterLab's settings for the course (``LAB_SETTINGS``: no "get notified about official
+Jupyter news?" box over the notebooks, no update check) are written into this Python's
+JupyterLab as defaults (``overrides.json``) before it starts; your own settings still win.
 
 The check: the lab extensions the course needs are installed and enabled (ipywidgets'
 widget manager for the graph explorer and lesson 5's control; nbgrader's Validate button,
@@ -17,12 +29,24 @@ browser where there is one; as root (a container) it needs ``--allow-root``.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+COURSE = ROOT / "notebooks"
+WORK = ROOT / "my-notebooks"  # in .gitignore
+LANGUAGES = ("en", "zh")
+ORIGINS = ".originals.json"  # per copy: a digest of the lesson it was made from
+
+# Defaults for the kit's JupyterLab: the news prompt covers the notebook's outputs.
+LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+}
 
 # JupyterLab front-end extensions and Jupyter server extensions the kit relies on.
 LAB_EXTENSIONS = {
@@ -57,6 +81,60 @@ def lab_command(root_dir: Path | str, *, port: int | None = None, token: str | N
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")
     return command + list(extra or [])
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _lesson_files(course: Path) -> list[tuple[str, Path]]:
+    return [(f"{lang}/{p.name}", p) for lang in LANGUAGES for p in sorted((course / lang).glob("*.ipynb"))]
+
+
+def prepare_working_copies(course: Path = COURSE, work: Path = WORK) -> list[str]:
+    """Copy every lesson not yet in ``work``; returns notes about copies whose lesson has changed since."""
+    origins_path = work / ORIGINS
+    origins = json.loads(origins_path.read_text()) if origins_path.exists() else {}
+    notes = []
+    for name, original in _lesson_files(course):
+        copy = work / name
+        if not copy.exists():
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(original, copy)
+            origins[name] = _digest(original)
+        elif origins.get(name) != _digest(original):
+            notes.append(f"{name} has changed in the course since your copy was made; "
+                         f"`make reset-lesson LESSON={name.split('/')[1][:2]}` replaces your copy with it")
+    work.mkdir(parents=True, exist_ok=True)
+    origins_path.write_text(json.dumps(origins, indent=1, sort_keys=True))
+    return notes
+
+
+def reset_lesson(lesson: str, course: Path = COURSE, work: Path = WORK) -> list[Path]:
+    """Replace the copies (both languages) of the lesson whose file name starts with ``lesson`` ("8", "08", "08_under...")."""
+    if lesson.isdigit():
+        lesson = f"{int(lesson):02d}"
+    matches = [(name, p) for name, p in _lesson_files(course) if p.stem.startswith(lesson)]
+    if not {p.stem for _, p in matches} or len({p.stem for _, p in matches}) > 1:
+        found = sorted({p.stem for _, p in matches}) or sorted({p.stem for _, p in _lesson_files(course)})
+        raise SystemExit(f"no single lesson matches {lesson!r}; lessons: {', '.join(found)}")
+    for name, original in matches:
+        (work / name).unlink(missing_ok=True)
+    prepare_working_copies(course, work)
+    return [work / name for name, _ in matches]
+
+
+def write_lab_settings(settings_dir: Path | None = None) -> Path:
+    """Write ``LAB_SETTINGS`` into JupyterLab's ``overrides.json`` (keeping what else is there)."""
+    if settings_dir is None:
+        settings_dir = Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings"
+    path = Path(settings_dir) / "overrides.json"
+    current = json.loads(path.read_text()) if path.exists() else {}
+    for plugin, values in LAB_SETTINGS.items():
+        current.setdefault(plugin, {}).update(values)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(current, indent=2) + "\n")
+    return path
 
 
 def extension_problems() -> list[str]:
@@ -97,10 +175,16 @@ def main(argv: list[str] | None = None) -> int:
         at = argv.index("--")
         argv, passthrough = argv[:at], argv[at + 1:]
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("folder", nargs="?", default=str(ROOT / "notebooks"), help="what to serve (default: the course)")
+    parser.add_argument("folder", nargs="?", help="what to serve (default: your copies of the lessons, my-notebooks/)")
     parser.add_argument("--no-browser", action="store_true", help="only print the URL")
     parser.add_argument("--check", action="store_true", help="only check the extensions the course needs")
+    parser.add_argument("--reset", metavar="LESSON", help="replace your copy of a lesson (08, or 08_under_the_hood) "
+                                                          "with the original, in both languages")
     args = parser.parse_args(argv)
+    if args.reset:
+        for path in reset_lesson(args.reset):
+            print("reset:", path.relative_to(ROOT))
+        return 0
 
     problems = extension_problems()
     if problems:
@@ -109,8 +193,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         print("JupyterLab extensions for the course: ipywidgets, nbgrader (lab and server) enabled")
         return 0
-    command = lab_command(args.folder, open_browser=not args.no_browser, extra=passthrough)
-    print("Starting JupyterLab on", Path(args.folder).resolve(), "(Ctrl-C to stop); open the URL it prints below.",
+    folder = args.folder
+    if folder is None:
+        folder = WORK
+        for note in prepare_working_copies():
+            print("note:", note)
+        print(f"Your copies of the lessons are in {WORK.relative_to(ROOT)}/ (outside version control); "
+              f"`make reset-lesson LESSON=NN` restores one.")
+    write_lab_settings()
+    command = lab_command(folder, open_browser=not args.no_browser, extra=passthrough)
+    print("Starting JupyterLab on", Path(folder).resolve(), "(Ctrl-C to stop); open the URL it prints below.",
           flush=True)
     try:
         return subprocess.call(command)

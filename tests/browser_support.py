@@ -69,11 +69,6 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-# User settings that keep the run quiet and deterministic: no "Would you like to get notified
-# about official Jupyter news?" toast over the notebook, no update check.
-LAB_SETTINGS = {
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
-}
 
 
 class JupyterLab:
@@ -87,11 +82,9 @@ class JupyterLab:
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 90.0) -> "JupyterLab":
-        settings = self.state / "settings"
-        for name, values in LAB_SETTINGS.items():
-            path = settings / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(values))
+        settings = self.state / "settings"  # empty user settings: the kit's defaults apply, as in `make lab`
+        settings.mkdir(parents=True, exist_ok=True)
+        lab_launcher.write_lab_settings()  # no news prompt, no update check (what `make lab` writes)
         env = dict(os.environ)
         env.pop("MPLBACKEND", None)  # the kernel's inline backend, as for a student
         for var, sub in [("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"),

@@ -6,9 +6,12 @@ plot that does not show or an nbgrader panel that fails to load. Here one Jupyte
 course, a course made by ``kitgrade init`` and a student's released exercise; the tests act
 in the browser as a student and as an instructor would:
 
-* lesson 8 (English): Run All, no error output; the graph explorer widget is rendered, Step
-  highlights the next node of backward, and the step after frees a node's saved tensors;
-* lesson 7 (Chinese): Run All, no error output; its matplotlib figures are rendered;
+* lesson 8 (English): Run All, no error output, no news prompt over the notebook; the graph
+  explorer widget is rendered, Step highlights the next node of backward, the step after frees a
+  node's saved tensors, and Step is disabled once backward has finished;
+* lesson 8 (Chinese): the explorer's buttons and picture speak Chinese;
+* lesson 7 (Chinese): Run All, no error output; its matplotlib figures are rendered; the answers
+  to its self-study questions are collapsed until their summary is clicked;
 * a student: the released exercise, nbgrader's Validate button, the result dialog (the blank
   notebook fails its tests, the solved one passes);
 * an instructor: nbgrader's formgrader (Nbgrader > Formgrader) on the ``kitgrade init`` course.
@@ -165,6 +168,7 @@ def test_lesson8_english_runs_and_graph_explorer_steps(page, lab):
     readout = widget.locator(".widget-readout").first
     widget.scroll_into_view_if_needed()
     widget.screenshot(path=str(ARTIFACTS / "lesson8-en-3-explorer-step0.png"))
+    assert page.get_by_text("official Jupyter news").count() == 0, "the news prompt covers the notebook"
     assert notebook.panel.get_by_role("button", name="Reset").count() >= 1
     assert readout.inner_text().strip() == "0"
 
@@ -198,6 +202,28 @@ def test_lesson8_english_runs_and_graph_explorer_steps(page, lab):
     assert after2["freed"] > 3 * max(before["freed"], 1), (before, after2)
     assert after2["done"] > 5 * max(before["done"], 1), (before, after2)  # MeanBackward0: done
     notebook.screenshot(ARTIFACTS / "lesson8-en-6-after-steps.png")
+    for k in range(3, 6):
+        click_step(str(k))
+    assert step.is_disabled(), "Step stays enabled after the last node of backward"
+    widget.screenshot(path=str(ARTIFACTS / "lesson8-en-7-explorer-end.png"))
+
+
+def test_lesson8_chinese_explorer_speaks_chinese(page, lab):
+    notebook = _open(page, lab, "notebooks/zh/08_under_the_hood.ipynb", "lesson8-zh")
+    _run_all_clean(notebook, "lesson8-zh")
+    step = notebook.panel.get_by_role("button", name="下一步").first
+    step.wait_for(state="visible")
+    assert notebook.panel.get_by_role("button", name="Step").count() == 0
+    widget = notebook.panel.locator(".widget-vbox", has=page.get_by_role("button", name="下一步")).first
+    picture = widget.locator(".jp-OutputArea-output img").first
+    before = picture.get_attribute("src")
+    step.click()
+    deadline = time.monotonic() + 30
+    while picture.get_attribute("src") == before:
+        assert time.monotonic() < deadline, "the picture did not change after 下一步"
+        page.wait_for_timeout(100)
+    widget.scroll_into_view_if_needed()
+    widget.screenshot(path=str(ARTIFACTS / "lesson8-zh-3-explorer-step1.png"))
 
 
 def test_lesson7_chinese_runs_and_shows_its_plots(page, lab):
@@ -217,6 +243,16 @@ def test_lesson7_chinese_runs_and_shows_its_plots(page, lab):
         size = figure.evaluate("img => [img.complete, img.naturalWidth, img.naturalHeight, img.clientWidth]")
         assert size[0] and size[1] > 200 and size[2] > 100 and size[3] > 100, f"figure {i} not rendered: {size}"
         figure.screenshot(path=str(ARTIFACTS / f"lesson7-zh-3-figure{i + 1}.png"))
+
+    # The self-study answers: one collapsed block per question, opened by a click on its summary.
+    answers = notebook.panel.locator(".jp-MarkdownOutput details")
+    assert answers.count() == 5
+    first = answers.first
+    first.scroll_into_view_if_needed()
+    assert not first.evaluate("d => d.open") and not first.locator("pre").is_visible()
+    first.locator("summary", has_text="参考答案").click()
+    assert first.evaluate("d => d.open")
+    first.screenshot(path=str(ARTIFACTS / "lesson7-zh-4-answer-opened.png"))
 
 
 def _draws_chinese(page) -> bool:

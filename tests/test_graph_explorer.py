@@ -11,8 +11,8 @@ import pytest
 
 from conftest import ROOT
 from graph_explorer import (
-    GraphExplorer, count_ops, extract_graph, has_saved_tensors, layout, render_png, saved_tensors_freed,
-    trace_backward,
+    GraphExplorer, arrange, count_ops, draw, extract_graph, fold_chains, has_saved_tensors, layout, render_png,
+    saved_tensors_freed, trace_backward,
 )
 from graph_explorer.draw import describe_step, format_grad
 
@@ -275,3 +275,196 @@ def test_named_leaves_are_drawn_in_the_order_they_were_named(torch):
     pos = layout(graph)
     leaves = sorted((pos[i][0], n.label.split("\n")[1].split()[0]) for i, n in enumerate(graph.nodes) if n.is_leaf)
     assert [name for _, name in leaves] == ["x1", "x2", "x3"]
+
+
+# -- what the picture says: gradients on the edges they flow along ------------------------------------
+
+
+def lesson_five(torch):
+    def f(a):
+        b = a * 2
+        while b.norm() < 1000:
+            b = b * 2
+        return b if b.sum() > 0 else 100 * b
+
+    a = torch.tensor(1.5, requires_grad=True)
+    return a, f(a)
+
+
+def drawn_texts(ax):
+    """Every text in the picture with its place: (x, y, string)."""
+    return [(t.get_position()[0], t.get_position()[1], t.get_text()) for t in ax.texts]
+
+
+def test_each_edge_carries_what_its_parent_sent_to_that_input(torch):
+    x, y, z, out = lesson_one(torch)
+    trace = trace_backward(out, names={"x": x})
+    graph = trace.graph
+    sent = {(graph.nodes[p].name, graph.nodes[c].name, pos): trace.edge_grad(p, pos) for p, c, pos in graph.edges}
+    quarter = torch.full((2, 2), 0.25)
+    assert torch.equal(sent["MeanBackward0", "MulBackward0", 0], quarter)           # d mean / d z: 1/4, not 1
+    assert torch.equal(sent["MulBackward0", "AddBackward0", 0], 0.75 * y.detach())  # each use of y in y * y
+    assert torch.equal(sent["MulBackward0", "AddBackward0", 1], 0.75 * y.detach())
+    assert torch.equal(sent["AddBackward0", "AccumulateGrad", 0], x.grad)
+
+
+@pytest.mark.parametrize("example", ["lesson one", "three inputs"])
+def test_what_a_node_received_is_the_sum_of_its_incoming_edges(torch, example):
+    if example == "lesson one":
+        x, _, _, out = lesson_one(torch)
+        trace, leaves = trace_backward(out), [x]
+    else:
+        leaves, y = three_inputs(torch)
+        trace = trace_backward(y, gradient=torch.tensor([0.1, 0.2, 0.3]))
+    graph = trace.graph
+    for c in range(1, len(graph.nodes)):
+        incoming = [trace.edge_grad(p, pos) for p, child, pos in graph.edges if child == c]
+        total = incoming[0]
+        for g in incoming[1:]:
+            total = total + g
+        assert torch.allclose(total, trace.grad_of(c)), graph.nodes[c].name
+    received = {id(n.fn.variable): trace.grad_of(i) for i, n in enumerate(graph.nodes) if n.is_leaf}
+    assert all(torch.equal(received[id(leaf)], leaf.grad) for leaf in leaves)
+
+
+def test_the_picture_writes_edge_gradients_on_edges_and_received_gradients_in_boxes(torch):
+    x, _, _, out = lesson_one(torch)
+    trace = trace_backward(out, names={"x": x})
+    ax = draw(trace, len(trace.steps))
+    pos = layout(trace.graph)
+    texts = drawn_texts(ax)
+    mean_y, first_mul_y = pos[0][1], pos[1][1]
+    between = [s for _, ty, s in texts if first_mul_y < ty < mean_y]
+    assert between == ["[0.25 ×4]"]  # on the Mean -> Mul edge: a quarter flows, not 1
+    add = trace.graph.index[id(out.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0])]
+    assert [s for tx, ty, s in texts if (tx, ty) == pos[add]] == ["AddBackward0\nreceived [4.5 ×4]"]
+    above_add = [s for _, ty, s in texts if pos[add][1] < ty < pos[2][1]]
+    assert above_add == ["[2.25 ×4]", "[2.25 ×4]"]  # two uses of y, each carrying 3/4 * 3
+
+
+def test_edge_labels_appear_once_their_parent_has_run(torch):
+    x, _, _, out = lesson_one(torch)
+    trace = trace_backward(out, names={"x": x})
+    labels = [s for _, _, s in drawn_texts(draw(trace, 1)) if s.startswith("[")]
+    assert labels == ["[0.25 ×4]"]
+    assert not [s for _, _, s in drawn_texts(draw(trace, 0)) if s.startswith("[")]
+
+
+def test_a_long_chain_of_one_operation_is_drawn_as_one_box(torch):
+    a, d = lesson_five(torch)
+    trace = trace_backward(d, names={"a": a})
+    view = fold_chains(trace.graph)
+    assert [n.label for n in view.graph.nodes] == ["MulBackward0 ×10", "AccumulateGrad\na (scalar)"]
+    assert view.members[0] == list(range(10))
+    png = render_png(trace, len(trace.steps))
+    height = int.from_bytes(png[20:24], "big")  # the PNG header's height field
+    assert height < 500
+    texts = [s for _, _, s in drawn_texts(draw(trace, len(trace.steps)))]
+    assert "MulBackward0 ×10\nreceived 1 … 512" in texts and "1024" in texts
+
+
+def test_short_runs_and_branches_are_not_folded(torch):
+    x, _, _, out = lesson_one(torch)
+    assert len(fold_chains(extract_graph(out)).graph.nodes) == 5  # two MulBackward0 in a row: drawn as two
+
+
+def test_edges_are_routed_around_boxes_not_through_them(torch):
+    _, y = three_inputs(torch)
+    graph = extract_graph(y)
+    arrangement = arrange(graph)
+    pos = arrangement.positions
+    for e, (p, c, _) in enumerate(graph.edges):
+        route = arrangement.routes[e]
+        assert route[0] == pos[p] and route[-1] == pos[c]
+        assert all(y1 - y0 == -1 for (_, y0), (_, y1) in zip(route, route[1:]))  # one layer per segment
+        for point in route[1:-1]:  # every waypoint keeps clear of the boxes in its layer
+            assert all(abs(point[0] - bx) >= 0.6 for i, (bx, by) in pos.items() if by == point[1])
+
+
+def test_step_is_disabled_at_the_last_step_and_reset_at_the_first(torch):
+    pytest.importorskip("ipywidgets")
+    x, _, _, out = lesson_one(torch)
+    explorer = GraphExplorer(out, names={"x": x})
+    reset, step, _ = explorer.widget().children[0].children
+    assert reset.disabled and not step.disabled
+    for _ in range(len(explorer.steps)):
+        step.click()
+    assert step.disabled and not reset.disabled
+    reset.click()
+    assert not step.disabled
+
+
+def test_the_explorer_speaks_chinese_in_the_chinese_lessons(torch):
+    pytest.importorskip("ipywidgets")
+    x, _, _, out = lesson_one(torch)
+    explorer = GraphExplorer(out, names={"x": x}, language="zh")
+    reset, step, slider = explorer.widget().children[0].children
+    assert (step.description, reset.description, slider.description) == ("下一步", "重置", "步骤")
+    assert explorer.step() == "第 1/5 步：MeanBackward0 收到梯度 1"
+    assert "梯度 [4.5, 4.5, 4.5, 4.5]" in explorer.table()
+    ax = draw(explorer.trace, 5, language="zh")
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["尚未执行", "正在执行", "已执行", "持有保存的张量",
+                                                                  "保存的张量已释放"]
+    with pytest.raises(ValueError, match="language"):
+        GraphExplorer(out, language="fr")
+
+
+def test_edge_labels_keep_clear_of_other_edges_and_of_each_other(torch):
+    from graph_explorer.draw import EDGE_TEXT, X_INCH, Y_INCH, _along
+
+    _, y = three_inputs(torch)
+    trace = trace_backward(y, gradient=torch.tensor([0.1, 0.2, 0.3]))
+    ax = draw(trace, len(trace.steps))
+    labels = [t.get_position() for t in ax.texts if t.get_color() == EDGE_TEXT]
+    arrangement = arrange(fold_chains(trace.graph).graph)
+    lines = [_along([(r[0][0], r[0][1] - 0.2)] + r[1:-1] + [(r[-1][0], r[-1][1] + 0.2)]) for r in arrangement.routes]
+    assert len(labels) == len(lines) == 17
+
+    def inches(p):
+        return p[0] * X_INCH, p[1] * Y_INCH
+
+    def distance(p, a, b):
+        (px, py), (ax_, ay), (bx, by) = inches(p), inches(a), inches(b)
+        dx, dy = bx - ax_, by - ay
+        t = max(0.0, min(1.0, ((px - ax_) * dx + (py - ay) * dy) / ((dx * dx + dy * dy) or 1.0)))
+        return math.hypot(px - ax_ - t * dx, py - ay - t * dy)
+
+    for label in labels:
+        own = min(range(len(lines)), key=lambda e: min(distance(label, a, b) for a, b in zip(lines[e], lines[e][1:])))
+        others = [distance(label, a, b) for e, line in enumerate(lines) if e != own for a, b in zip(line, line[1:])]
+        assert min(others) > 0.2, "a label sits on another edge"
+        assert all(math.dist(inches(label), inches(other)) > 0.4 for other in labels if other is not label)
+
+
+def test_without_a_chinese_font_figures_draw_with_one_note_and_no_glyph_warnings(monkeypatch, capsys):
+    import io
+    import warnings as warnings_module
+
+    from matplotlib.figure import Figure
+
+    from graph_explorer import fonts
+
+    monkeypatch.setattr(fonts, "find_chinese_font", lambda: None)
+    monkeypatch.setattr(fonts, "_chosen", [])
+    monkeypatch.setattr(warnings_module, "filters", list(warnings_module.filters))  # undo the filter afterwards
+    assert fonts.use_chinese_font() is None and fonts.use_chinese_font() is None
+    assert capsys.readouterr().out.count("no font with Chinese glyphs") == 1
+    figure = Figure()
+    figure.add_subplot().set_title("反向传播")
+    with warnings_module.catch_warnings(record=True) as caught:
+        figure.savefig(io.BytesIO(), format="png")
+    assert not [w for w in caught if "missing from font" in str(w.message)]
+
+
+def test_a_chinese_font_is_used_after_the_default_font(monkeypatch):
+    import matplotlib
+
+    from graph_explorer import fonts
+
+    monkeypatch.setattr(fonts, "find_chinese_font", lambda: "WenQuanYi Micro Hei")
+    monkeypatch.setattr(fonts, "_chosen", [])
+    with matplotlib.rc_context({"font.family": ["sans-serif"]}):  # as on a fresh start
+        assert fonts.use_chinese_font() == "WenQuanYi Micro Hei"
+        fonts.use_chinese_font()
+        # Latin text keeps the default font; only glyphs it lacks come from the Chinese one
+        assert matplotlib.rcParams["font.family"] == ["sans-serif", "WenQuanYi Micro Hei"]
