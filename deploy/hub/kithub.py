@@ -294,6 +294,8 @@ def setup(spec: ClassSpec, log=print) -> ClassSpec:
         raise SetupError("setting up a class creates system accounts: run it as root (sudo)")
     if not CHP.exists():
         raise SetupError(f"configurable-http-proxy is not installed ({CHP} missing): run `make hub-proxy`")
+    if spec.root.is_dir() and any(spec.root.iterdir()) and not (spec.root / CLASS_FILE).exists():
+        raise SetupError(f"{spec.root} is not empty and holds no class; give --state a new folder")
     spec.root.mkdir(parents=True, exist_ok=True)
     spec.root.chmod(0o755)  # the servers run as the students: they need to reach their homes and the exchange
     _check_reachable(spec)
@@ -303,6 +305,7 @@ def setup(spec: ClassSpec, log=print) -> ClassSpec:
     spec.exchange.chmod(0o777)  # nbgrader's exchange root: world-writable; its release insists on exactly 777
     write_jupyter_config(spec)
     write_commands(spec)
+    releases = []
     for course in spec.courses:
         directory = course.directory(spec)
         run = as_account(course.grader, spec)
@@ -313,7 +316,16 @@ def setup(spec: ClassSpec, log=print) -> ClassSpec:
             with open(directory / "nbgrader_config.py", "a") as config:
                 config.write(COURSE_HUB_SETTINGS)
         log(f"{course.course_id}: kitgrade release {' '.join(course.assignments)} (each proven before it goes out)")
-        _run([str(spec.bin / "kitgrade"), "release", *course.assignments], **{**run, "cwd": str(directory)})
+        command = [str(spec.bin / "kitgrade"), "release", *course.assignments]
+        releases.append((command, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                                   **{**run, "cwd": str(directory)})))
+    failed = []
+    for command, process in releases:  # the courses' releases run side by side, each as its grader
+        output, _ = process.communicate()
+        if process.returncode != 0:
+            failed.append(f"`{' '.join(command)}` failed ({process.returncode}):\n{output}")
+    if failed:
+        raise SetupError("\n".join(failed))
     return spec
 
 
@@ -345,7 +357,7 @@ class Hub:
         env["PATH"] = f"{self.spec.bin}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}"
         return env
 
-    def start(self, timeout: float = 180.0, attempts: int = 3) -> "Hub":
+    def start(self, timeout: float = 240.0, attempts: int = 4) -> "Hub":
         hub_dir = self.spec.root / "hub"
         hub_dir.mkdir(exist_ok=True)
         hub_dir.chmod(0o700)
@@ -354,6 +366,7 @@ class Hub:
         for attempt in range(1, attempts + 1):
             self._log.write(f"--- kithub: starting JupyterHub (attempt {attempt})\n")
             self._log.flush()
+            offset = self.log_path.stat().st_size
             self.process = subprocess.Popen(self.command(), cwd=hub_dir, env=self.environment(), stdout=self._log,
                                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                             start_new_session=True, preexec_fn=_default_signals)
@@ -361,10 +374,14 @@ class Hub:
                 return self
             # JupyterHub gives a managed service 10 s to answer, then exits; on a busy machine a
             # grader service's first start can take longer (its imports are then cached): again.
-            if attempt == attempts or "Cannot connect to" not in self.log_tail(5):
-                break
-            for account in self.spec.graders():  # the service JupyterHub left behind when it gave up
+            with open(self.log_path, errors="replace") as log:
+                log.seek(offset)
+                service_too_slow = "Cannot connect to" in log.read()
+            for account in self.spec.graders():  # a service JupyterHub left behind when it gave up
                 end_processes_of(account)
+            self.end_proxy()
+            if not service_too_slow:
+                break
         raise SetupError(f"JupyterHub exited with {self.process.returncode}; its log ({self.log_path}):\n"
                          + self.log_tail())
 
@@ -400,11 +417,22 @@ class Hub:
                 self.process.kill()
                 self.process.wait()
         try:
-            os.killpg(self.process.pid, signal.SIGKILL)  # the proxy, should it have outlived the hub
+            os.killpg(self.process.pid, signal.SIGKILL)  # anything left in the hub's own process group
         except (ProcessLookupError, PermissionError):
             pass
+        self.end_proxy()
         self._log.close()
         self.process = None
+
+    def end_proxy(self) -> None:
+        """The proxy runs in a session of its own; a hub that exits on an error leaves it running."""
+        pid_file = self.spec.root / "hub" / "jupyterhub-proxy.pid"
+        try:
+            pid = int(pid_file.read_text().strip())
+            if b"configurable-http-proxy" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                os.kill(pid, signal.SIGTERM)
+        except (OSError, ValueError):
+            pass
 
 
 def _default_signals() -> None:
@@ -415,6 +443,8 @@ def _default_signals() -> None:
 
 def teardown(state: Path) -> list[str]:
     """Remove the class's accounts (their processes ended) and its state folder."""
+    if not (state / CLASS_FILE).exists() and not (state / ACCOUNTS_FILE).exists():
+        raise SetupError(f"{state} is not a class's folder (no {CLASS_FILE}); nothing removed")
     removed = remove_accounts(state)
     shutil.rmtree(state, ignore_errors=True)
     return removed
