@@ -462,7 +462,8 @@ def logins(spec: ClassSpec) -> str:
     lines += ["", f"the instructor grades in the grader service's terminal, as {', '.join(c.grader for c in spec.courses)}:",
               "  kitgrade collect ps1_autograd_basics && kitgrade autograde ps1_autograd_basics "
               "&& kitgrade feedback ps1_autograd_basics --release",
-              f"remove the demo's accounts and files: make hub-clean (state in {spec.root})"]
+              "remove the accounts and files: " + ("make hub-clean" if spec.root == DEFAULT_STATE else
+                                                   f"make hub-clean HUB_STATE={spec.root}")]
     return "\n".join(lines)
 
 
