@@ -31,7 +31,7 @@ def solution_cells(source_notebook: Path) -> dict[int, str]:
     for index, cell in enumerate(cells):
         if cell["metadata"].get("nbgrader", {}).get("solution") and cell["cell_type"] == "code":
             lines = "".join(cell["source"]).splitlines()
-            answers[index] = "\n".join(l for l in lines if not re.match(r"\s*### (BEGIN|END) SOLUTION", l))
+            answers[index] = "\n".join(line for line in lines if not re.match(r"\s*### (BEGIN|END) SOLUTION", line))
     return answers
 
 

@@ -462,7 +462,7 @@ def test_a_second_course_keeps_its_students_assignments_and_grades_apart(hub, pe
     assert set(seen.values()) == {"denied"}, seen
     collected = kitgrade(hub, other, "collect", PS1)  # ad101 has two submissions of it
     assert "0 submission(s)" in collected.stdout, collected.stdout
-    exported = kitgrade(hub, other, "export")
+    kitgrade(hub, other, "export")
     grades = (other.directory(hub) / "grades.csv").read_text()
     assert not any(s in grades for s in ad101(hub).students), grades
 
