@@ -47,10 +47,11 @@ def release_feedback(course: Course, assignment: str, log_level: str = "ERROR") 
     released, skipped = [], []
     for folder in sorted(course.path("feedback").glob(f"*/{assignment}")):
         student = folder.parent.name
-        # the kit's autograde stages notebooks and timestamp only: the secret comes from the collected submission
+        # the kit's autograde stages notebooks and timestamp only: the secret comes from the collected
+        # submission (always the newest: a resubmission has a new secret)
         for name in ("submission_secret.txt", "timestamp.txt"):
             collected = course.path("submitted", student, assignment, name)
-            if collected.is_file() and not (folder / name).is_file():
+            if collected.is_file():
                 shutil.copy(collected, folder / name)
         ready = (folder / "submission_secret.txt").is_file() and (folder / "timestamp.txt").is_file()
         (released if ready and list(folder.glob("*.html")) else skipped).append(student)
