@@ -72,6 +72,9 @@ CHP        := deploy/hub/node_modules/.bin/configurable-http-proxy
 
 $(HUB_ENV)/.installed: pyproject.toml
 	@test -x "$(HUB_PYTHON)" || { echo "hub: $(HUB_PYTHON) not found; set HUB_PYTHON to a Python 3.10+ that every account can run" >&2; exit 1; }
+	@$(HUB_PYTHON) -c "import ensurepip, venv" 2>/dev/null || { command -v apt-get >/dev/null && \
+	  echo "hub: installing python3-venv with apt-get" && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; }
 	$(HUB_PYTHON) -m venv $(HUB_ENV)
 	$(HUB_ENV)/bin/python -m pip install --quiet --upgrade pip
 	$(HUB_ENV)/bin/pip install --quiet -e ".[lab,grade,hub]"
