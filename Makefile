@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 TORCH  := torch==2.13.0
 
-.PHONY: lab lab-check reset-lesson test setup setup-test browser bench clean
+.PHONY: lab lab-check reset-lesson test setup setup-test browser bench clean hub hub-env hub-clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,7 @@ lab-check: setup
 	@$(BIN)/python scripts/lab.py --check
 
 # ruff (configured in pyproject.toml) first: a lint error fails fast, before the long tests.
-test: setup-test
+test: setup-test hub-env
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
@@ -64,5 +64,36 @@ browser:
 	  echo "browser: no apt-get here; install Chromium or Chrome (or set KIT_CHROMIUM=/path/to/it)" >&2; exit 1; \
 	fi
 
+# A class on JupyterHub (deploy/hub/, docs/deploy.md): the hub on 127.0.0.1:8000, an instructor,
+# three students and ps1/ps2 released; prints the logins. Needs root (it creates system accounts);
+# `make hub-clean` removes them. The user servers run as those accounts, so their environment
+# (.venv-hub) is built from a Python every account can run: the system's, not one under /root.
+HUB_PYTHON ?= $(firstword $(wildcard /usr/bin/python3) $(PYTHON))
+HUB_ENV    := .venv-hub
+HUB_STATE  ?= /srv/autograd-kit-hub
+CHP        := deploy/hub/node_modules/.bin/configurable-http-proxy
+
+$(HUB_ENV)/.installed: pyproject.toml
+	@test -x "$(HUB_PYTHON)" || { echo "hub: $(HUB_PYTHON) not found; set HUB_PYTHON to a Python 3.10+ that every account can run" >&2; exit 1; }
+	@$(HUB_PYTHON) -c "import ensurepip, venv" 2>/dev/null || { command -v apt-get >/dev/null && \
+	  echo "hub: installing python3-venv with apt-get" && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; }
+	$(HUB_PYTHON) -m venv $(HUB_ENV)
+	$(HUB_ENV)/bin/python -m pip install --quiet --upgrade pip
+	$(HUB_ENV)/bin/pip install --quiet -e ".[lab,grade,hub]"
+	touch $@
+
+$(CHP): deploy/hub/package.json deploy/hub/package-lock.json
+	npm ci --prefix deploy/hub --no-audit --no-fund --loglevel=error
+	touch $@
+
+hub-env: $(HUB_ENV)/.installed $(CHP)
+
+hub: hub-env
+	$(HUB_ENV)/bin/python deploy/hub/kithub.py demo --state $(HUB_STATE)
+
+hub-clean:
+	$(HUB_ENV)/bin/python deploy/hub/kithub.py teardown --state $(HUB_STATE)
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(HUB_ENV) build *.egg-info deploy/hub/node_modules

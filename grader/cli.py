@@ -5,6 +5,7 @@
     kitgrade collect ex1 [--from downloads.zip]      # from the exchange, or LMS downloads
     kitgrade autograde ex1 [--workers N]             # parallel, sandboxed; report in reports/ex1.csv
     kitgrade feedback ex1 [--hide-hidden-tests]      # HTML per student in feedback/
+                          [--release]                #   and back to the students through the exchange
     kitgrade export [--lms-csv grades.csv]           # nbgrader's CSV plus an LMS import file
     kitgrade check ex1.ipynb                         # a student: run my notebook's tests
 """
@@ -92,6 +93,13 @@ def cmd_feedback(args) -> int:
     hide = args.hide_hidden_tests or course.settings().hide_hidden_tests_in_feedback
     files = generate_feedback(course, args.assignment, hide_hidden_tests=hide)
     print(f"{args.assignment}: {len(files)} feedback file(s) in feedback/" + (" (hidden tests left out)" if hide else ""))
+    if args.release:
+        from .feedback import release_feedback
+
+        released, skipped = release_feedback(course, args.assignment)
+        print(f"{args.assignment}: feedback of {len(released)} student(s) released to the exchange: {', '.join(released)}")
+        if skipped:
+            print(f"{args.assignment}: not released (submitted outside the exchange, or not graded): {', '.join(skipped)}")
     return 0
 
 
@@ -145,6 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command("feedback", cmd_feedback, "write HTML feedback for every graded student")
     sub.add_argument("assignment")
     sub.add_argument("--hide-hidden-tests", action="store_true", help="keep hidden-test source out of feedback")
+    sub.add_argument("--release", action="store_true",
+                     help="return it to the students through the exchange (they fetch it in their Assignments panel)")
 
     sub = command("export", cmd_export, "export grades: nbgrader's CSV and an LMS import CSV")
     sub.add_argument("--csv", default="grades.csv")

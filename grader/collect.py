@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -25,6 +26,10 @@ def collect_from_exchange(course: Course, assignment: str, log_level: str = "ERR
     result = api.collect(assignment)
     if not result.get("success"):
         raise RuntimeError(f"nbgrader collect failed: {result.get('error')}")
+    # what the exchange refused or warned about (a submission not owned by the student it names)
+    for line in result.get("log", "").splitlines():
+        if line.startswith(("[ERROR]", "[WARNING]")):
+            print(f"collect: {line}", file=sys.stderr)
     return _students(course, assignment)
 
 

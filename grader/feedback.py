@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import shutil
 from pathlib import Path
 
 from traitlets.config import Config
@@ -32,6 +33,36 @@ def generate_feedback(course: Course, assignment: str, hide_hidden_tests: bool =
     converter.start()
     write_ungraded_notices(course, assignment)
     return sorted(course.path("feedback").glob(f"*/{assignment}/*.html"))
+
+
+def release_feedback(course: Course, assignment: str, log_level: str = "ERROR") -> tuple[list[str], list[str]]:
+    """``nbgrader release_feedback``: each student's feedback into the exchange, where only they find it.
+
+    Returns the students whose feedback was released and those skipped: nbgrader names each
+    released file by a hash of the submission's secret, which only a submission that came
+    through the exchange has (not one collected from LMS downloads).
+    """
+    from nbgrader.apps.api import NbGraderAPI
+
+    released, skipped = [], []
+    for folder in sorted(course.path("feedback").glob(f"*/{assignment}")):
+        student = folder.parent.name
+        # the kit's autograde stages notebooks and timestamp only: the secret comes from the collected
+        # submission (always the newest: a resubmission has a new secret)
+        for name in ("submission_secret.txt", "timestamp.txt"):
+            collected = course.path("submitted", student, assignment, name)
+            if collected.is_file():
+                shutil.copy(collected, folder / name)
+        ready = (folder / "submission_secret.txt").is_file() and (folder / "timestamp.txt").is_file()
+        (released if ready and list(folder.glob("*.html")) else skipped).append(student)
+    if not released:
+        return released, skipped
+    api = NbGraderAPI(coursedir=course.coursedir(student_id_exclude=",".join(skipped)), config=course.config())
+    api.log.setLevel(log_level)
+    result = api.release_feedback(assignment)
+    if not result.get("success"):
+        raise RuntimeError(f"nbgrader release_feedback failed: {result.get('error') or result.get('log')}")
+    return released, skipped
 
 
 def write_ungraded_notices(course: Course, assignment: str) -> None:

@@ -1,0 +1,91 @@
+# JupyterHub for a class of the kit: one or more courses on one server.
+#
+#   KIT_HUB_STATE=/srv/autograd-kit-hub jupyterhub -f deploy/hub/jupyterhub_config.py
+#
+# kithub.py sets the class up (accounts, courses, exchange) and starts the hub with this file;
+# the class itself (who, which courses, ports) is $KIT_HUB_STATE/class.json. docs/deploy.md
+# explains each part and what to change for a real class (the authenticator above all).
+import os
+import pwd
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import kithub  # noqa: E402
+import lessons  # noqa: E402
+
+c = get_config()  # noqa: F821
+spec = kithub.ClassSpec.load(os.environ["KIT_HUB_STATE"])
+state = spec.root / "hub"
+
+# ---- network: everything on 127.0.0.1 (put a TLS-terminating proxy in front for a real class) ----
+c.JupyterHub.ip = "127.0.0.1"
+c.JupyterHub.port = spec.hub_port
+c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.hub_port = spec.hub_api_port
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{spec.proxy_api_port}"
+c.ConfigurableHTTPProxy.command = [str(kithub.CHP)]
+c.ConfigurableHTTPProxy.should_start = True
+c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
+c.JupyterHub.pid_file = str(state / "jupyterhub.pid")
+c.JupyterHub.cleanup_servers = True  # stopping the hub stops every user server
+
+# ---- who logs in: the demo's system passwords (PAM). A real class: the university's OAuth or LTI ----
+c.JupyterHub.authenticator_class = "pam"
+c.PAMAuthenticator.open_sessions = False
+c.Authenticator.allowed_users = set(spec.people())
+
+# ---- each person's server runs as their own system account ----
+c.JupyterHub.spawner_class = "localprocess"
+c.Spawner.cmd = [str(spec.bin / "jupyterhub-singleuser")]
+c.Spawner.default_url = "/lab"
+c.Spawner.notebook_dir = "~"
+c.Spawner.environment = {
+    "PATH": f"{spec.bin}:{spec.root / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+    "JUPYTER_CONFIG_PATH": str(spec.jupyter_config("student")),  # nbgrader's exchange; no grader tools
+    "KIT_LESSONS": spec.lessons,
+}
+c.Spawner.http_timeout = 60
+c.Spawner.start_timeout = 90
+
+
+def give_lessons(spawner):
+    """The student's own copy of the lessons, on the first start of their server."""
+    account = pwd.getpwnam(spawner.user.name)
+    lessons.give_lessons(Path(spec.lessons), Path(account.pw_dir), account.pw_uid, account.pw_gid)
+
+
+c.Spawner.pre_spawn_hook = give_lessons
+
+# ---- courses: groups, roles, and a grader service per course ----
+groups, roles, services = {}, [], []
+for course in spec.courses:
+    cid = course.course_id
+    groups[f"nbgrader-{cid}"] = {"users": course.students}
+    groups[f"formgrade-{cid}"] = {"users": course.instructors}
+    roles.append({"name": f"formgrade-{cid}", "groups": [f"formgrade-{cid}"],
+                  # open the course's grader service; find it (nbgrader's course list)
+                  "scopes": [f"access:services!service={cid}", "list:services", f"read:services!service={cid}"]})
+    services.append({
+        "name": cid,
+        "url": f"http://127.0.0.1:{course.port}",
+        "command": [str(spec.bin / "jupyterhub-singleuser"), f"--ServerApp.root_dir={course.directory(spec)}"],
+        "user": course.grader,
+        "cwd": str(course.directory(spec)),
+        "environment": {
+            "PATH": f"{spec.bin}:/usr/local/bin:/usr/bin:/bin",
+            "JUPYTER_CONFIG_PATH": str(spec.jupyter_config("grader")),
+            "JUPYTERHUB_DEFAULT_URL": "/lab",
+        },
+        "oauth_no_confirm": True,
+    })
+c.JupyterHub.load_groups = groups
+c.JupyterHub.services = services
+roles.append({
+    # A server's own token: enough for nbgrader's JupyterHubAuthPlugin to read the owner's groups
+    # (which courses they are in), and nothing about anyone else.
+    "name": "server",
+    "scopes": ["users:activity!user", "access:servers!server", "read:users:name!user", "read:users:groups!user"],
+})
+c.JupyterHub.load_roles = roles

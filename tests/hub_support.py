@@ -1,0 +1,210 @@
+"""What the hub test needs besides the test itself: the class's set-up code, a person in the browser.
+
+* ``kithub``: deploy/hub/kithub.py, the code ``make hub`` runs (accounts, courses, the hub).
+* ``Person``: someone of the class in their own browser context: logs in on the hub's login
+  page, opens notebooks in their JupyterLab, uses nbgrader's Assignments panel.
+* ``run_as``: a command as one of the class's system accounts (what they could do in a terminal).
+* ``memory_of``: resident and proportional memory of an account's processes.
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from browser_support import Notebook
+from conftest import ROOT
+
+HUB_DIR = ROOT / "deploy" / "hub"
+
+
+sys.path.insert(0, str(HUB_DIR))
+import kithub  # noqa: E402  (deploy/hub is no package: it is what an administrator copies)
+
+
+def solution_cells(source_notebook: Path) -> dict[int, str]:
+    """Cell index -> the instructor's solution without nbgrader's markers, for each solution cell."""
+    cells = json.loads(source_notebook.read_text())["cells"]
+    answers = {}
+    for index, cell in enumerate(cells):
+        if cell["metadata"].get("nbgrader", {}).get("solution") and cell["cell_type"] == "code":
+            lines = "".join(cell["source"]).splitlines()
+            answers[index] = "\n".join(line for line in lines if not re.match(r"\s*### (BEGIN|END) SOLUTION", line))
+    return answers
+
+
+class HubNotebook(Notebook):
+    """A notebook opened in a person's JupyterLab on the hub (``base`` is ``<hub>/user/<name>``)."""
+
+    def __init__(self, page, base: str, path: str, workspace: str):
+        self.page, self.path = page, path
+        page.goto(f"{base}/lab/workspaces/{workspace}/tree/{path}")
+        self.panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+        self.panel.locator(".jp-Cell").first.wait_for(timeout=60_000)
+        self.wait_for_kernel_idle()
+
+    def type_into_cell(self, index: int, text: str) -> None:
+        """Replace a code cell's text as a student does: click into it, select all, type."""
+        editor = self.panel.locator(".jp-Cell").nth(index).locator(".cm-content")
+        editor.scroll_into_view_if_needed()
+        editor.click()
+        self.page.keyboard.press("Control+A")
+        self.page.keyboard.press("Delete")
+        self.page.keyboard.insert_text(text)
+
+    def save(self) -> None:
+        self.page.keyboard.press("Control+S")
+        self.page.wait_for_function(
+            """() => { const t = document.querySelector('.jp-mod-current .lm-TabBar-tabLabel, .lm-TabBar-tab.jp-mod-current');
+                       return t && !document.querySelector('.lm-TabBar-tab.jp-mod-current.jp-mod-dirty'); }""")
+
+
+class Person:
+    """One person of the class in their own browser context (cookies of their own)."""
+
+    def __init__(self, browser, hub_url: str, name: str, password: str, artifacts: Path):
+        self.hub_url, self.name, self.password, self.artifacts = hub_url, name, password, artifacts
+        self.context = browser.new_context(viewport={"width": 1400, "height": 900}, locale="en-US")
+        self.context.set_default_timeout(30_000)
+        self.page = self.context.new_page()
+
+    @property
+    def base(self) -> str:
+        return f"{self.hub_url}/user/{self.name}"
+
+    def shot(self, name: str, full: bool = False) -> None:
+        self.page.screenshot(path=str(self.artifacts / f"{name}.png"), full_page=full)
+
+    def log_in(self, step: str, lands_on: str | None = None) -> None:
+        """The hub's login page; then JupyterHub starts the server and opens JupyterLab."""
+        page = self.page
+        page.goto(f"{self.hub_url}/hub/login")
+        page.locator("#username_input").fill(self.name)
+        page.locator("#password_input").fill(self.password)
+        self.shot(f"{step}-login-page")
+        page.locator("#login_submit").click()
+        page.wait_for_url(lands_on or f"**/user/{self.name}/lab**", timeout=120_000)
+        if lands_on is None:
+            page.locator(".jp-LabShell").wait_for(timeout=60_000)
+            self.shot(f"{step}-lab")
+
+    def notebook(self, path: str, workspace: str) -> HubNotebook:
+        return HubNotebook(self.page, self.base, path, workspace)
+
+    # ---- nbgrader's Assignments panel ----------------------------------------------------------
+    def open_assignments(self) -> None:
+        page = self.page
+        if not page.url.startswith(self.base + "/lab"):
+            page.goto(f"{self.base}/lab")
+            page.locator(".jp-LabShell").wait_for(timeout=60_000)
+        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Nbgrader$")).click()
+        page.locator(".lm-Menu-item:visible .lm-Menu-itemLabel", has_text="Assignment List").click()
+        page.locator("#assignments").wait_for()
+        self.refresh_assignments()
+
+    def refresh_assignments(self) -> None:
+        page = self.page
+        page.locator("#refresh_assignments_list").click()
+        for section in ("released", "fetched", "submitted"):
+            page.locator(f"#{section}_assignments_list_loading").wait_for(state="hidden", timeout=60_000)
+
+    def section(self, name: str):
+        """``released``, ``fetched`` (Downloaded) or ``submitted``: the panel's list of that name."""
+        return self.page.locator(f"#{name}_assignments_list")
+
+    def assignment_row(self, section: str, assignment: str):
+        return self.section(section).locator(":scope > .list_item", has_text=assignment)
+
+    def fetch(self, assignment: str) -> None:
+        self.assignment_row("released", assignment).get_by_role("button", name="Fetch").click()
+        self.assignment_row("fetched", assignment).wait_for(timeout=60_000)
+
+    def submit(self, assignment: str) -> None:
+        before = self.assignment_row("submitted", assignment).locator(".nested_list_item").count()
+        self.assignment_row("fetched", assignment).get_by_role("button", name="Submit").click()
+        self.assignment_row("submitted", assignment).locator(".nested_list_item").nth(before).wait_for(timeout=60_000)
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def run_as(spec, account: str, *command: str, role: str | None = None, env: dict | None = None,
+           cwd: str | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """``command`` as the class's system account ``account`` (its home, the class's Python first on PATH)."""
+    options = kithub.as_account(account, spec)
+    options["env"].update(env or {})
+    if cwd:
+        options["cwd"] = cwd
+    return subprocess.run(list(command), capture_output=True, text=True, timeout=timeout, **options)
+
+
+def python_as(spec, account: str, code: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return run_as(spec, account, str(spec.python), "-c", code, env=env)
+
+
+def memory_of(uid: int) -> dict:
+    """RSS and PSS (shared pages divided among their users) in MiB, over every process of ``uid``."""
+    rss = pss = 0
+    processes = []
+    for pid in kithub.processes_of(uid):
+        try:
+            fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:])
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            continue
+        rss += int(fields["Rss"].split()[0])
+        pss += int(fields["Pss"].split()[0])
+        processes.append(command.strip()[:120])
+    return {"rss_mib": rss / 1024, "pss_mib": pss / 1024, "processes": processes}
+
+
+def server_environment(uid: int) -> dict:
+    """The environment of the Jupyter server running as ``uid`` (its hub token, user name, API URL)."""
+    for pid in kithub.processes_of(uid):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if b"jupyterhub-singleuser" not in command:
+                continue
+            raw = Path(f"/proc/{pid}/environ").read_bytes()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        return dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
+    raise LookupError(f"no jupyterhub-singleuser runs as uid {uid}")
+
+
+def listening_sockets(pids: set[int]) -> list[tuple[str, int, int]]:
+    """(address, port, pid) of every listening TCP socket of ``pids``."""
+    inodes = {}
+    for pid in pids:
+        try:
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                try:
+                    target = fd.readlink().as_posix()
+                except OSError:
+                    continue
+                if target.startswith("socket:["):
+                    inodes[target[8:-1]] = pid
+        except (FileNotFoundError, PermissionError, ProcessLookupError):
+            continue
+    found = []
+    for table, v6 in (("/proc/net/tcp", False), ("/proc/net/tcp6", True)):
+        for line in Path(table).read_text().splitlines()[1:]:
+            parts = line.split()
+            local, state, inode = parts[1], parts[3], parts[9]
+            if state != "0A" or inode not in inodes:  # 0A: LISTEN
+                continue
+            address, port = local.split(":")
+            found.append((_address(address, v6), int(port, 16), inodes[inode]))
+    return found
+
+
+def _address(hex_address: str, v6: bool) -> str:
+    import ipaddress
+
+    raw = bytes.fromhex(hex_address)
+    if not v6:
+        return str(ipaddress.IPv4Address(raw[::-1]))
+    words = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
+    return str(ipaddress.IPv6Address(words))
