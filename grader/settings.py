@@ -9,11 +9,11 @@ from traitlets.config import Configurable
 class KitGrade(Configurable):
     """Settings of the kit's grader (``c.KitGrade.<name> = ...`` in ``nbgrader_config.py``)."""
 
-    workers = Integer(0, help="Worker processes for autograde; 0 means one per CPU core.").tag(config=True)
-    cell_timeout = Float(30.0, help="Seconds a cell may run before it is interrupted.").tag(config=True)
-    memory_limit_mb = Integer(2048, help="Address-space cap of each grading process, in MiB.").tag(config=True)
-    output_limit_bytes = Integer(200_000, help="Output kept per notebook; the rest is dropped.").tag(config=True)
-    file_size_limit_mb = Integer(64, help="Largest file student code may write, in MiB.").tag(config=True)
+    workers = Integer(0, min=0, help="Worker processes for autograde; 0 means one per CPU core.").tag(config=True)
+    cell_timeout = Float(30.0, min=0.1, help="Seconds a cell may run before it is interrupted.").tag(config=True)
+    memory_limit_mb = Integer(2048, min=64, help="Address-space cap of each grading process, in MiB.").tag(config=True)
+    output_limit_bytes = Integer(200_000, min=0, help="Output kept per notebook; the rest is dropped.").tag(config=True)
+    file_size_limit_mb = Integer(64, min=1, help="Largest file student code may write, in MiB.").tag(config=True)
     preload_modules = List(
         Unicode(), ["numpy", "numpy.testing", "math", "unittest", "matplotlib.pyplot", "autograd_core"],
         help="Modules imported once per worker before any submission; they are guarded against tampering.",

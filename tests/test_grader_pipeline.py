@@ -86,7 +86,7 @@ def submissions(course, expected, tmp_path_factory):
             if student in VIA_ZIP:
                 for name, data in _files(content).items():
                     data = nbformat.writes(data).encode() if isinstance(data, nbformat.NotebookNode) else data
-                    archive.writestr(f"{student.replace('_', '-')}_1234_{name}", data)
+                    archive.writestr(f"{student.replace('_', '-')}_1234_5678_{name}", data)
             else:
                 _write_submission(inbound / f"{student}+{ASSIGNMENT}+2026-01-15 10:00:00.000000 UTC+x1", content)
     zip_path = tmp_path_factory.mktemp("lms") / "downloads.zip"
