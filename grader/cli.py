@@ -16,6 +16,7 @@ stderr and exit status 2, with nothing changed.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -26,7 +27,11 @@ DEFAULT_EXERCISES = Path(__file__).resolve().parent.parent / "exercises"
 
 
 def _course(args) -> Course:
-    return Course.find(args.course)
+    """The course, with the working directory moved into it: nbgrader resolves some settings
+    (``IncludeHeaderFooter.header``, ...) from the working directory, as when run in the course."""
+    course = Course.find(args.course)
+    os.chdir(course.root)
+    return course
 
 
 def cmd_init(args) -> int:
@@ -229,6 +234,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``kitgrade`` console script."""
     args = build_parser().parse_args(argv)
+    for name in ("course", "source", "roster", "directory", "exercises", "exchange", "notebook"):
+        if getattr(args, name, None):  # as the user meant them, before a command moves into the course
+            setattr(args, name, os.path.abspath(os.path.expanduser(getattr(args, name))))
+    cwd = os.getcwd()
     try:
         return args.handler(args)
     except UsageError as error:
@@ -244,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
               f"This is a bug in kitgrade, not a mistake of yours; please report it to the kit's maintainers "
               f"(the issue tracker of the repository you installed it from) with the log {log}", file=sys.stderr)
         return INTERNAL_ERROR
+    finally:
+        os.chdir(cwd)
 
 
 if __name__ == "__main__":

@@ -176,8 +176,9 @@ def test_export_writes_nbgrader_csv_and_lms_csv(course, graded):
     rows = list(csv.DictReader(open(course.path("grades.csv"))))
     assert {r["student_id"]: float(r["score"]) for r in rows if r["assignment"] == ASSIGNMENT}["partial"] == 4
     lms = list(csv.reader(open(course.path("grades_lms.csv"))))
-    column = lms[0].index(f"{ASSIGNMENT} (7)")
-    assert {row[1]: row[column] for row in lms[2:]}["solution"] == "7"
+    column = lms[0].index(ASSIGNMENT)
+    assert lms[1][column] == "7"  # Points Possible
+    assert {row[0]: row[column] for row in lms[2:]}["solution"] == "7"
 
 
 # ---- build-your-own policy ----------------------------------------------------------------------
