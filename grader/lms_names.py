@@ -31,7 +31,7 @@ CANVAS = re.compile(r"^(?P<name>[A-Za-z0-9.-]+?)_(?:(?P<late>LATE)_)?(?P<user>\d
 MOODLE_FILE = re.compile(r"^(?P<name>[^_/]+)_(?P<user>\d+)_assignsubmission_file_(?P<file>.+)$")
 MOODLE_FOLDER = re.compile(r"^(?P<name>[^_/]+)_(?P<user>\d+)_+assignsubmission_file_?$")
 BLACKBOARD = re.compile(r"^(?P<assignment>.+)_(?P<name>[^_/]+)_attempt_"
-                        r"(?P<stamp>\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})(?:_(?P<file>.+))?$")
+                        r"(?P<stamp>\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})(?:_(?P<file>.+)|\.txt)$")
 
 
 @dataclass
