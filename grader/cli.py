@@ -102,7 +102,8 @@ def cmd_collect(args) -> int:
     if args.roster:
         raise UsageError("--roster maps LMS downloads to students; use it with --from")
     students = collect_from_exchange(course, args.assignment)
-    print(f"{args.assignment}: {len(students)} submission(s) in submitted/: {', '.join(students)}")
+    print(f"{args.assignment}: {len(students)} submission(s) in submitted/: {', '.join(students)}" if students else
+          f"{args.assignment}: no submission in nbgrader's exchange yet (students submit from the Assignments tab)")
     return 0
 
 
@@ -113,6 +114,10 @@ def cmd_autograde(args) -> int:
     course = _course(args)
     course.require_assignment(args.assignment, released=True)
     students = course.require_students(args.assignment, args.student)
+    if course.gradebook_path is None or not course.gradebook_path.is_file():
+        raise UsageError(f"autograde works on nbgrader's sqlite gradebook file; CourseDirectory.db_url is "
+                         f"{course.db_url!r}" + (", which does not exist yet (run `kitgrade release` first)"
+                                                 if course.gradebook_path else ""))
     results = autograde(course, args.assignment, students=students, workers=args.workers,
                         progress=not args.quiet)
     print(format_report(args.assignment, results))
