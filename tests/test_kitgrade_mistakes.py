@@ -244,3 +244,17 @@ def test_a_bug_says_where_to_report_it_and_keeps_the_traceback(course, capsys, m
 def _with_handler(parser, command, handler):
     parser._subparsers._group_actions[0].choices[command].set_defaults(handler=handler)
     return parser
+
+
+def test_the_course_is_found_through_the_users_nbgrader_config_as_on_a_grader_account(course, tmp_path, capsys,
+                                                                                       monkeypatch):
+    jupyter = tmp_path / "jupyter-config"
+    jupyter.mkdir()
+    (jupyter / "nbgrader_config.py").write_text(f"c = get_config()\nc.CourseDirectory.root = {str(course)!r}\n")
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(jupyter))
+    monkeypatch.chdir(tmp_path)
+    err = refused(["autograde", "sampel_ex"], capsys, course)
+    assert f"no assignment 'sampel_ex' in {course / 'source'}" in err
+    (jupyter / "nbgrader_config.py").write_text(f"c = get_config()\nc.CourseDirectory.root = {str(tmp_path / 'gone')!r}\n")
+    err = refused(["autograde", ASSIGNMENT], capsys, course)
+    assert f"sets CourseDirectory.root = '{tmp_path / 'gone'}', which does not exist" in err
