@@ -138,6 +138,10 @@ def check_settings(config: Config, files: list[str]) -> None:
             cls = classes.get(section)
             trait = cls.class_traits(config=True).get(name) if cls else None
             if trait is None:
+                if section == "KitGrade":  # the kit's own settings: a misspelled one would be silently ignored
+                    setters = [f for f in files if name in _settings_of(Path(f)).get(section, {})] or files
+                    raise UsageError(f"{_files_text(setters[-1:])}: c.KitGrade.{name} is not a setting; the kit's "
+                                     f"settings are {', '.join(sorted(cls.class_traits(config=True)))}")
                 continue
             try:
                 trait.validate(None, value)

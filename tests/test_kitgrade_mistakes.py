@@ -197,6 +197,7 @@ def test_init_force_updates_a_file_the_instructor_did_not_change(course, tmp_pat
     ("c.KitGrade.workers = -2", "c.KitGrade.workers = -2 is not valid; expected an int >= 0"),
     ("c.Execute.timeout = 'long'", "c.Execute.timeout = 'long' is not valid; expected an int"),
     ("c.KitGrade.protected_paths = '/srv'", "c.KitGrade.protected_paths = '/srv' is not valid; expected a list"),
+    ("c.KitGrade.cell_timout = 3", "c.KitGrade.cell_timout is not a setting; the kit's settings are "),
     ("c.KitGrade.cell_timeout = = 3", "nbgrader_config.py, line {n}: SyntaxError"),
     ("c.KitGrade.cell_timeout = tem", "nbgrader_config.py, line {n}: NameError: name 'tem' is not defined"),
 ])
