@@ -132,6 +132,9 @@ def test_a_manual_grade_in_the_formgrader_reaches_feedback_and_exports_and_the_d
     assert nbgrader_csv(course, tmp_path)["smithbob"] == 5.0
     assert kitgrade(["feedback", ASSIGNMENT, "--course", str(course)]) == 0
     assert "Score: 5.0 / 7.0" in (course / "feedback" / "smithbob" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    # grading the student again keeps the grader's manual score, as nbgrader does
+    assert kitgrade(["autograde", ASSIGNMENT, "--course", str(course), "--student", "smithbob", "--quiet"]) == 0
+    assert nbgrader_csv(course, tmp_path)["smithbob"] == 5.0
 
 
 def test_kitgrade_finds_the_course_from_inside_it_as_nbgrader_does(course, monkeypatch, capsys):
