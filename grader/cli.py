@@ -118,6 +118,11 @@ def cmd_autograde(args) -> int:
         raise UsageError(f"autograde works on nbgrader's sqlite gradebook file; CourseDirectory.db_url is "
                          f"{course.db_url!r}" + (", which does not exist yet (run `kitgrade release` first)"
                                                  if course.gradebook_path else ""))
+    changed = course.changed_since_release(args.assignment)
+    if changed:
+        print(f"note: {', '.join(changed)} changed in source/ after the last release; autograde grades against the "
+              f"tests of that release (run `kitgrade release {args.assignment}` to grade against the new ones)",
+              file=sys.stderr)
     results = autograde(course, args.assignment, students=students, workers=args.workers,
                         progress=not args.quiet)
     print(format_report(args.assignment, results))

@@ -146,6 +146,16 @@ class Course:
             raise UsageError(f"{assignment} is not released yet (nothing in {self.path('release', assignment)}); "
                              f"run `kitgrade release {assignment}` first")
 
+    def changed_since_release(self, assignment: str) -> list[str]:
+        """Source notebooks edited after their student version was generated (the gradebook, which
+        autograde grades against, was written at that release)."""
+        changed = []
+        for source in self.source_notebooks(assignment):
+            released = self.path("release", assignment, source.name)
+            if not released.is_file() or source.stat().st_mtime > released.stat().st_mtime:
+                changed.append(source.name)
+        return changed
+
     def require_students(self, assignment: str, students: list[str] | None) -> list[str]:
         """The students to grade: all with a submission, or those named (each must have one)."""
         submitted = self.students_with("submitted", assignment)

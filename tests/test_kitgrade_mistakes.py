@@ -259,3 +259,14 @@ def test_the_course_is_found_through_the_users_nbgrader_config_as_on_a_grader_ac
     (jupyter / "nbgrader_config.py").write_text(f"c = get_config()\nc.CourseDirectory.root = {str(tmp_path / 'gone')!r}\n")
     err = refused(["autograde", ASSIGNMENT], capsys, course)
     assert f"sets CourseDirectory.root = '{tmp_path / 'gone'}', which does not exist" in err
+
+
+def test_a_source_notebook_edited_after_the_release_is_noticed(course):
+    import os
+    import time
+
+    assert Course(course).changed_since_release(ASSIGNMENT) == []
+    source = course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    later = time.time() + 5
+    os.utime(source, (later, later))
+    assert Course(course).changed_since_release(ASSIGNMENT) == [f"{ASSIGNMENT}.ipynb"]
