@@ -29,7 +29,8 @@ import nbformat  # noqa: E402
 from nbgrader.api import Gradebook  # noqa: E402
 
 from grader.autograde import autograde  # noqa: E402
-from grader.course import Course, init_course  # noqa: E402
+from grader.course import Course  # noqa: E402
+from grader.course_init import init_course  # noqa: E402
 from grader.release import generate_release  # noqa: E402
 
 
@@ -97,7 +98,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
         template = Path(tmp, "template")
-        course = init_course(template, "bench", Path(args.exercises))
+        course = init_course(template, "bench", Path(args.exercises)).course
         generate_release(course, args.assignment)
         students = make_submissions(course, args.assignment, args.n)
         plain_runs, kit_runs, plain_scores, kit_scores = [], [], None, None

@@ -2,66 +2,109 @@
 
     kitgrade init course --course-id ad101          # nbgrader layout, exercises staged in source/
     kitgrade release ex1                             # student versions, proven, into the exchange
-    kitgrade collect ex1 [--from downloads.zip]      # from the exchange, or LMS downloads
+    kitgrade collect ex1 [--from downloads.zip]      # from the exchange, or LMS downloads (--roster students.csv)
     kitgrade autograde ex1 [--workers N]             # parallel, sandboxed; report in reports/ex1.csv
     kitgrade feedback ex1 [--hide-hidden-tests]      # HTML per student in feedback/
                           [--release]                #   and back to the students through the exchange
-    kitgrade export [--lms-csv grades.csv]           # nbgrader's CSV plus an LMS import file
+    kitgrade export [--lms-csv grades.csv] [--dry-run]   # nbgrader's CSV plus a Canvas gradebook import file
     kitgrade check ex1.ipynb                         # a student: run my notebook's tests
+
+Every command checks what it is asked to do before it writes anything: a mistake (a misspelled
+assignment, a folder that is not a course, a setting of the wrong type) is one or two lines on
+stderr and exit status 2, with nothing changed.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
-from .course import Course, init_course
+from .course import KIT_DIR, Course
+from .errors import INTERNAL_ERROR, USAGE_ERROR, UsageError, log_internal_error
 
 DEFAULT_EXERCISES = Path(__file__).resolve().parent.parent / "exercises"
 
 
 def _course(args) -> Course:
-    return Course(Path(args.course))
+    """The course, with the working directory moved into it: nbgrader resolves some settings
+    (``IncludeHeaderFooter.header``, ...) from the working directory, as when run in the course."""
+    course = Course.find(args.course)
+    os.chdir(course.root)
+    return course
 
 
 def cmd_init(args) -> int:
-    course = init_course(Path(args.directory), args.course_id, Path(args.exercises),
-                         exchange=Path(args.exchange) if args.exchange else None)
-    assignments = course.assignments()
-    print(f"course {course.course_id!r} in {course.root}: {len(assignments)} assignment(s) staged in source/"
-          + (": " + ", ".join(assignments) if assignments else f" (none found in {args.exercises})"))
+    from .course_init import init_course
+
+    result = init_course(Path(args.directory), args.course_id, Path(args.exercises),
+                         exchange=Path(args.exchange) if args.exchange else None, force=args.force)
+    course = result.course
+    if result.created:
+        print(f"course {course.course_id!r} in {course.root}: {len(result.added)} assignment(s) staged in source/: "
+              + ", ".join(result.added))
+    else:
+        print(f"course {course.course_id!r} in {course.root}: "
+              + (f"added {', '.join(result.added)}" if result.added else "no new assignment")
+              + (f"; updated {len(result.updated)} file(s) init had copied" if result.updated else ""))
+    for kept in result.kept:
+        print(f"  kept {kept} (you changed it; the exercise's version was not copied over it)")
     return 0
 
 
 def cmd_release(args) -> int:
-    from .release import generate_release, prove_release, release_to_exchange
+    from .release import check_exchange, generate_release, prove_release, release_to_exchange
 
     course = _course(args)
+    assignments = args.assignments or course.assignments()
+    if not assignments:
+        course.require_assignment("")  # says what is missing
+    for assignment in assignments:
+        course.require_assignment(assignment)
+    if not args.no_exchange:
+        check_exchange(course)
     status = 0
-    for assignment in args.assignments or course.assignments():
+    for assignment in assignments:
         generate_release(course, assignment)
         problems = [p for proof in prove_release(course, assignment) for p in proof.problems]
         if problems:
             status = 1
-            print(f"{assignment}: NOT released")
+            print(f"{assignment}: NOT released (release/ holds the unproven version; the exchange was not changed)")
             for problem in problems:
                 print(f"  - {problem}")
             continue
-        where = "release/ and the exchange" if not args.no_exchange and release_to_exchange(course, assignment) else "release/"
-        print(f"{assignment}: proven (solution passes every test, blank release fails them); in {where}")
+        proven = f"{assignment}: proven (solution passes every test, blank release fails them)"
+        if args.no_exchange:
+            print(f"{proven}; in release/ (the exchange was not changed: --no-exchange)")
+            continue
+        state, detail = release_to_exchange(course, assignment)
+        if state == "failed":
+            status = 1
+            print(f"{proven}; in release/, but the exchange was NOT updated: {detail}")
+        else:
+            print(f"{proven}; in release/ and the exchange "
+                  + {"new": "(first release)", "unchanged": "(the exchange already held this version)",
+                     "updated": "(updated: it held an older version; students who fetched that one keep it "
+                                "until they fetch again)"}[state])
     return status
 
 
 def cmd_collect(args) -> int:
-    from .collect import collect_from_exchange, collect_from_downloads
+    from .collect import collect_from_downloads, collect_from_exchange
 
     course = _course(args)
+    course.require_assignment(args.assignment, released=True)
     if args.source:
-        students = collect_from_downloads(course, args.assignment, Path(args.source))
-    else:
-        students = collect_from_exchange(course, args.assignment)
-    print(f"{args.assignment}: {len(students)} submission(s) in submitted/: {', '.join(students)}")
+        outcome = collect_from_downloads(course, args.assignment, Path(args.source),
+                                         roster=Path(args.roster) if args.roster else None)
+        print(outcome.summary())
+        return outcome.status
+    if args.roster:
+        raise UsageError("--roster maps LMS downloads to students; use it with --from")
+    students = collect_from_exchange(course, args.assignment)
+    print(f"{args.assignment}: {len(students)} submission(s) in submitted/: {', '.join(students)}" if students else
+          f"{args.assignment}: no submission in nbgrader's exchange yet (students submit from the Assignments tab)")
     return 0
 
 
@@ -70,8 +113,19 @@ def cmd_autograde(args) -> int:
     from .report import format_report
 
     course = _course(args)
+    course.require_assignment(args.assignment, released=True)
+    students = course.require_students(args.assignment, args.student)
+    if course.gradebook_path is None or not course.gradebook_path.is_file():
+        raise UsageError(f"autograde works on nbgrader's sqlite gradebook file; CourseDirectory.db_url is "
+                         f"{course.db_url!r}" + (", which does not exist yet (run `kitgrade release` first)"
+                                                 if course.gradebook_path else ""))
+    changed = course.changed_since_release(args.assignment)
+    if changed:
+        print(f"note: {', '.join(changed)} changed in source/ after the last release; autograde grades against the "
+              f"tests of that release (run `kitgrade release {args.assignment}` to grade against the new ones)",
+              file=sys.stderr)
     try:
-        results = autograde(course, args.assignment, students=args.student or None, workers=args.workers,
+        results = autograde(course, args.assignment, students=students, workers=args.workers,
                             progress=not args.quiet)
     except Interrupted as stopped:
         print(f"kitgrade: {stopped}", file=sys.stderr)
@@ -90,6 +144,10 @@ def cmd_feedback(args) -> int:
     from .feedback import generate_feedback
 
     course = _course(args)
+    course.require_assignment(args.assignment)
+    if not course.students_with("autograded", args.assignment):
+        raise UsageError(f"no autograded submission of {args.assignment} yet; run `kitgrade autograde "
+                         f"{args.assignment}` first")
     hide = args.hide_hidden_tests or course.settings().hide_hidden_tests_in_feedback
     files = generate_feedback(course, args.assignment, hide_hidden_tests=hide)
     print(f"{args.assignment}: {len(files)} feedback file(s) in feedback/" + (" (hidden tests left out)" if hide else ""))
@@ -107,15 +165,44 @@ def cmd_export(args) -> int:
     from .export import export_grades
 
     course = _course(args)
-    paths = export_grades(course, Path(args.csv), Path(args.lms_csv))
-    print("\n".join(f"wrote {p}" for p in paths))
+    lines = export_grades(course, Path(args.csv), Path(args.lms_csv),
+                          roster=Path(args.roster) if args.roster else None, dry_run=args.dry_run)
+    print("\n".join(lines))
     return 0
 
 
 def cmd_check(args) -> int:
     from .check import check_notebook
 
-    return check_notebook(Path(args.notebook), timeout=args.timeout)
+    path = Path(args.notebook)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file" if not path.exists() else f"{path} is a folder, not a notebook")
+    with open(path, "rb") as handle:
+        start = handle.read(4096).lstrip()
+    if path.suffix != ".ipynb" or not start.startswith(b"{"):
+        raise UsageError(f"{path} is not a Jupyter notebook (.ipynb); check the notebook you work on, "
+                         "e.g. `kitgrade check autograd_basics.ipynb`")
+    return check_notebook(path, timeout=args.timeout)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of workers, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1 worker, not {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, not {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -126,15 +213,18 @@ def build_parser() -> argparse.ArgumentParser:
     def command(name, handler, help_text, course=True):
         sub = commands.add_parser(name, help=help_text, description=help_text)
         if course:
-            sub.add_argument("--course", default=".", help="the course directory (default: here)")
+            sub.add_argument("--course", help="the course directory (default: here, or CourseDirectory.root "
+                                              "of your nbgrader config)")
         sub.set_defaults(handler=handler)
         return sub
 
     sub = command("init", cmd_init, "create a course directory and stage the kit's exercises", course=False)
     sub.add_argument("directory")
-    sub.add_argument("--course-id", default="autograd-kit")
+    sub.add_argument("--course-id", help="the course id (default for a new course: autograd-kit)")
     sub.add_argument("--exercises", default=str(DEFAULT_EXERCISES), help="folder of exercises (one folder each)")
-    sub.add_argument("--exchange", help="nbgrader exchange folder (default: <course>/exchange)")
+    sub.add_argument("--exchange", help="nbgrader exchange folder of a new course (default: <course>/exchange)")
+    sub.add_argument("--force", action="store_true",
+                     help="add the exercises to an existing course or a non-empty folder (files you changed are kept)")
 
     sub = command("release", cmd_release, "generate the student versions, prove them and release them")
     sub.add_argument("assignments", nargs="*")
@@ -142,12 +232,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("collect", cmd_collect, "collect submissions from the exchange or from LMS downloads")
     sub.add_argument("assignment")
-    sub.add_argument("--from", dest="source", help="a folder or zip of LMS downloads")
+    sub.add_argument("--from", dest="source", help="a folder or zip of Canvas, Moodle or Blackboard downloads")
+    sub.add_argument("--roster", help="CSV of students (Canvas's gradebook export, or id,first_name,last_name,"
+                                      "email,lms_user_id) to map LMS names to students")
 
     sub = command("autograde", cmd_autograde, "grade every submission in parallel sandboxes")
     sub.add_argument("assignment")
     sub.add_argument("--student", action="append", help="only this student (repeatable)")
-    sub.add_argument("--workers", type=int, help="worker processes (default: the machine's cores)")
+    sub.add_argument("--workers", type=_positive_int, help="worker processes (default: the machine's cores)")
     sub.add_argument("--quiet", action="store_true", help="no progress bar")
 
     sub = command("feedback", cmd_feedback, "write HTML feedback for every graded student")
@@ -156,24 +248,42 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--release", action="store_true",
                      help="return it to the students through the exchange (they fetch it in their Assignments panel)")
 
-    sub = command("export", cmd_export, "export grades: nbgrader's CSV and an LMS import CSV")
+    sub = command("export", cmd_export, "export grades: nbgrader's CSV and a Canvas gradebook import CSV")
     sub.add_argument("--csv", default="grades.csv")
     sub.add_argument("--lms-csv", default="grades_lms.csv")
+    sub.add_argument("--roster", help="Canvas's gradebook export (or a roster CSV) for the ID, SIS and Section columns")
+    sub.add_argument("--dry-run", action="store_true", help="show what would change against the last export; write nothing")
 
     sub = command("check", cmd_check, "run the tests of one notebook and print each result", course=False)
     sub.add_argument("notebook")
-    sub.add_argument("--timeout", type=float, default=30.0, help="seconds per cell")
+    sub.add_argument("--timeout", type=_positive_float, default=30.0, help="seconds per cell")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``kitgrade`` console script."""
     args = build_parser().parse_args(argv)
+    for name in ("course", "source", "roster", "directory", "exercises", "exchange", "notebook"):
+        if getattr(args, name, None):  # as the user meant them, before a command moves into the course
+            setattr(args, name, os.path.abspath(os.path.expanduser(getattr(args, name))))
+    cwd = os.getcwd()
     try:
         return args.handler(args)
-    except FileNotFoundError as error:
-        print(f"kitgrade: {error}", file=sys.stderr)
-        return 2
+    except UsageError as error:
+        print(f"kitgrade {args.command}: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        print(f"kitgrade {args.command}: stopped", file=sys.stderr)
+        return 130
+    except Exception as error:  # a bug of the kit: say so, keep the traceback
+        kit_dir = Path(getattr(args, "course", None) or ".") / KIT_DIR
+        log = log_internal_error(error, kit_dir / "logs" if kit_dir.is_dir() else None)
+        print(f"kitgrade {args.command}: internal error ({type(error).__name__}: {str(error)[:200]}).\n"
+              f"This is a bug in kitgrade, not a mistake of yours; please report it to the kit's maintainers "
+              f"(the issue tracker of the repository you installed it from) with the log {log}", file=sys.stderr)
+        return INTERNAL_ERROR
+    finally:
+        os.chdir(cwd)
 
 
 if __name__ == "__main__":

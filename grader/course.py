@@ -1,83 +1,83 @@
-"""A course directory in nbgrader's standard layout, and the kit's access to it."""
+"""A course directory in nbgrader's layout, read once per command, and the state commands check.
+
+``Course`` holds nbgrader's configuration of the course (see ``course_config``: nbgrader's own
+loading, checked) and answers from it: the course id, the gradebook, the folders of each step
+(``CourseDirectory.source_directory`` and friends), the kit's settings. The configuration is read
+once, when the ``Course`` is made; every caller gets its own copy to merge into.
+"""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
-from dataclasses import dataclass
+import sys
 from pathlib import Path
 
 from traitlets.config import Config
-from traitlets.config.loader import PyFileConfigLoader
 
+from .course_config import CONFIG_FILE, find_course_root, load_course_config
+from .errors import UsageError
 from .settings import KitGrade
 
-CONFIG_FILE = "nbgrader_config.py"
 #: Notebook metadata key (in the instructor's source notebook) holding the kit's per-assignment policy.
 POLICY_KEY = "kitgrade"
 #: Where the kit keeps its own working files inside a course.
 KIT_DIR = ".kitgrade"
+#: nbgrader's steps, each a folder of the course named by ``CourseDirectory.<step>_directory``.
+STEPS = ("source", "release", "submitted", "autograded", "feedback", "solution", "source_with_tests")
 
-CONFIG_TEMPLATE = '''\
-# nbgrader configuration of the course {course_id!r}, written by `kitgrade init`.
-import os
-
-c = get_config()
-here = os.path.dirname(os.path.abspath(__file__))
-
-c.CourseDirectory.root = here
-c.CourseDirectory.course_id = {course_id!r}
-# The gradebook: nbgrader's embedded sqlite default, kept in the course directory.
-c.CourseDirectory.db_url = "sqlite:///" + os.path.join(here, "gradebook.db")
-c.Exchange.root = {exchange!r}
-
-# Deleted test cells are put back from the gradebook (and run) rather than lost.
-c.OverwriteCells.add_missing_cells = True
-c.Execute.timeout = {timeout}
-
-# The kit's own settings (see grader/settings.py).
-c.KitGrade.workers = 0            # 0: one worker per CPU core
-c.KitGrade.cell_timeout = {timeout}
-c.KitGrade.memory_limit_mb = 2048
-# Never readable by student code while it is graded (besides this course directory).
-c.KitGrade.protected_paths = {protected!r}
-'''
+__all__ = ["CONFIG_FILE", "KIT_DIR", "POLICY_KEY", "Course", "ensure_nbgrader_tools_on_path"]
 
 
-@dataclass
 class Course:
-    """A course directory: ``nbgrader_config.py``, ``gradebook.db``, ``source/``, ``release/``, ..."""
+    """A course directory: ``nbgrader_config.py``, the gradebook, ``source/``, ``release/``, ...
 
-    root: Path
+    ``Course(root)`` reads the course at ``root``; ``Course.find(None)`` finds it as nbgrader does
+    (the working directory, or ``CourseDirectory.root`` of the user's nbgrader config).
+    """
 
-    def __post_init__(self):
-        self.root = Path(self.root).resolve()
+    def __init__(self, root: str | os.PathLike | None):
+        self.root = find_course_root(root)
+        self._config, self.config_files = load_course_config(self.root)
+        self._settings = KitGrade(config=self._config)
+        self._coursedir = self.coursedir()
+
+    @classmethod
+    def find(cls, root: str | os.PathLike | None) -> "Course":
+        return cls(root)
+
+    def __repr__(self) -> str:
+        return f"Course({str(self.root)!r})"
 
     # ---- configuration -------------------------------------------------
     def config(self) -> Config:
-        """nbgrader's configuration of this course (the same one `nbgrader` itself reads)."""
-        if not (self.root / CONFIG_FILE).exists():
-            raise FileNotFoundError(f"{self.root} is not a course directory (no {CONFIG_FILE}); run `kitgrade init`")
-        config = PyFileConfigLoader(CONFIG_FILE, path=str(self.root)).load_config()
-        config.CourseDirectory.root = str(self.root)
-        return config
+        """nbgrader's configuration of this course (a copy: callers merge their own settings into it)."""
+        return copy.deepcopy(self._config)
 
     def settings(self) -> KitGrade:
-        """The kit's own settings of this course."""
-        return KitGrade(config=self.config())
+        """The kit's own settings of this course (``c.KitGrade``; defaults where not set)."""
+        return self._settings
 
     @property
     def course_id(self) -> str:
-        return self.config().CourseDirectory.course_id
+        return self._coursedir.course_id
 
     @property
     def db_url(self) -> str:
-        return self.config().CourseDirectory.db_url
+        """The gradebook's URL: ``CourseDirectory.db_url`` (nbgrader's default: ``gradebook.db`` in the course)."""
+        return self._coursedir.db_url
 
     @property
-    def gradebook_path(self) -> Path:
-        return Path(self.db_url[len("sqlite:///"):])
+    def gradebook_path(self) -> Path | None:
+        """The gradebook's file when it is sqlite (nbgrader's default), else None."""
+        from sqlalchemy.engine import make_url
+
+        url = make_url(self.db_url)
+        if url.get_backend_name() != "sqlite" or not url.database:
+            return None
+        return Path(url.database)
 
     def coursedir(self, **overrides):
         """nbgrader's ``CourseDirectory`` of this course."""
@@ -90,15 +90,27 @@ class Course:
 
     # ---- layout ----------------------------------------------------------
     def path(self, *parts: str) -> Path:
+        """A path in the course; a first part naming an nbgrader step uses the configured folder name."""
+        if parts and parts[0] in STEPS:
+            parts = (getattr(self._coursedir, f"{parts[0]}_directory"), *parts[1:])
         return self.root.joinpath(*parts)
 
     def assignments(self) -> list[str]:
-        """The assignments staged in ``source/``."""
+        """The assignments in ``source/``."""
         source = self.path("source")
-        return sorted(p.name for p in source.iterdir() if p.is_dir() and not p.name.startswith(".")) if source.exists() else []
+        return sorted(p.name for p in source.iterdir() if p.is_dir() and not p.name.startswith(".")) if source.is_dir() else []
+
+    def released_assignments(self) -> list[str]:
+        release = self.path("release")
+        return sorted(p.name for p in release.iterdir() if p.is_dir() and list(p.glob("*.ipynb"))) if release.is_dir() else []
 
     def source_notebooks(self, assignment: str) -> list[Path]:
         return sorted(self.path("source", assignment).glob("*.ipynb"))
+
+    def students_with(self, step: str, assignment: str) -> list[str]:
+        """Students with a folder for ``assignment`` in ``step`` (``submitted``, ``autograded``, ``feedback``)."""
+        folder = self.path(step)
+        return sorted(p.name for p in folder.iterdir() if (p / assignment).is_dir()) if folder.is_dir() else []
 
     def policy(self, assignment: str) -> dict:
         """The kit's per-assignment policy, read from the instructor's source notebooks.
@@ -108,7 +120,11 @@ class Course:
         """
         forbidden: set[str] = set()
         for notebook in self.source_notebooks(assignment):
-            meta = json.loads(notebook.read_text(encoding="utf-8")).get("metadata", {}).get(POLICY_KEY, {})
+            try:
+                meta = json.loads(notebook.read_text(encoding="utf-8")).get("metadata", {}).get(POLICY_KEY, {})
+            except (OSError, UnicodeDecodeError, ValueError) as error:
+                raise UsageError(f"{notebook}: the source notebook cannot be read ({type(error).__name__}: "
+                                 f"{str(error)[:80]})") from None
             forbidden.update(meta.get("forbidden_imports", []))
         return {"forbidden_imports": sorted(forbidden)}
 
@@ -116,47 +132,46 @@ class Course:
         """Paths student code may never read or write while it is graded."""
         return [str(self.root), *self.settings().protected_paths]
 
+    # ---- the state a command acts on -----------------------------------------------------
+    def require_assignment(self, assignment: str, released: bool = False) -> None:
+        """Refuse an assignment that is not in ``source/`` (or, with ``released``, not released yet)."""
+        known = self.assignments()
+        if not self.path("source").is_dir():
+            raise UsageError(f"{self.root} has no {self.path('source').name}/ folder, so no assignments; put each "
+                             f"assignment in {self.path('source').name}/<name>/ (or run `kitgrade init`)")
+        if assignment not in known:
+            raise UsageError(f"no assignment {assignment!r} in {self.path('source')}; "
+                             + (f"the course has: {', '.join(known)}" if known else "it holds none yet"))
+        if released and assignment not in self.released_assignments():
+            raise UsageError(f"{assignment} is not released yet (nothing in {self.path('release', assignment)}); "
+                             f"run `kitgrade release {assignment}` first")
+
+    def changed_since_release(self, assignment: str) -> list[str]:
+        """Source notebooks edited after their student version was generated (the gradebook, which
+        autograde grades against, was written at that release)."""
+        changed = []
+        for source in self.source_notebooks(assignment):
+            released = self.path("release", assignment, source.name)
+            if not released.is_file() or source.stat().st_mtime > released.stat().st_mtime:
+                changed.append(source.name)
+        return changed
+
+    def require_students(self, assignment: str, students: list[str] | None) -> list[str]:
+        """The students to grade: all with a submission, or those named (each must have one)."""
+        submitted = self.students_with("submitted", assignment)
+        if not submitted:
+            raise UsageError(f"nothing to grade: {self.path('submitted')} holds no submission of {assignment}; "
+                             f"run `kitgrade collect {assignment}` first")
+        unknown = [s for s in students or [] if s not in submitted]
+        if unknown:
+            listed = ", ".join(submitted[:20]) + (f", ... ({len(submitted)} in all)" if len(submitted) > 20 else "")
+            raise UsageError(f"no submission of {assignment} from {', '.join(map(repr, unknown))} in "
+                             f"{self.path('submitted')}; submitted: {listed}")
+        return list(dict.fromkeys(students)) if students else submitted
+
 
 def ensure_nbgrader_tools_on_path() -> None:
     """nbgrader runs ``alembic`` by name when it creates a gradebook; find it beside this Python."""
-    bin_dir = os.path.dirname(os.path.abspath(__import__("sys").executable))
+    bin_dir = os.path.dirname(os.path.abspath(sys.executable))
     if shutil.which("alembic") is None and os.path.exists(os.path.join(bin_dir, "alembic")):
         os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
-
-
-def init_course(root: Path, course_id: str, exercises: Path, exchange: Path | None = None,
-                timeout: float = 30.0) -> Course:
-    """Create a course in nbgrader's standard layout and stage every exercise of ``exercises``.
-
-    Each sub-folder of ``exercises`` holding at least one ``.ipynb`` becomes an assignment in
-    ``source/<folder>/`` (with the files beside the notebooks). The gradebook is created empty.
-
-    >>> init_course(Path("course"), "ad101", Path("exercises"))  # doctest: +SKIP
-    """
-    root = Path(root).resolve()
-    root.mkdir(parents=True, exist_ok=True)
-    exchange = Path(exchange).resolve() if exchange else root / "exchange"
-    config_path = root / CONFIG_FILE
-    if not config_path.exists():
-        protected = [str(Path(exercises).resolve()), str(exchange)]
-        config_path.write_text(CONFIG_TEMPLATE.format(course_id=course_id, exchange=str(exchange), timeout=timeout,
-                                                      protected=protected))
-    exchange.mkdir(parents=True, exist_ok=True)
-    for name in ("source", "release", "submitted", "autograded", "feedback"):
-        (root / name).mkdir(exist_ok=True)
-    for assignment in sorted(Path(exercises).iterdir()) if Path(exercises).exists() else []:
-        if not assignment.is_dir() or assignment.name.startswith((".", "_")) or not list(assignment.glob("*.ipynb")):
-            continue
-        dest = root / "source" / assignment.name
-        if dest.exists():
-            shutil.rmtree(dest)
-        shutil.copytree(assignment, dest, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    course = Course(root)
-    from nbgrader.api import Gradebook
-
-    ensure_nbgrader_tools_on_path()
-    with Gradebook(course.db_url, course.course_id) as gradebook:
-        for assignment in course.assignments():
-            gradebook.update_or_create_assignment(assignment)
-    os.makedirs(root / KIT_DIR, exist_ok=True)
-    return course

@@ -1,45 +1,140 @@
-"""``export``: nbgrader's own CSV, plus one file an LMS gradebook imports (Canvas-style CSV)."""
+"""``export``: nbgrader's own CSV, plus a file Canvas's gradebook imports.
+
+The Canvas file has the columns of Canvas's gradebook export, which its import reads back
+(Grades > Import): ``Student, ID, SIS User ID, SIS Login ID, Section``, then one column per
+assignment, named as the assignment (Canvas creates an assignment for a name it does not know;
+a name followed by ``(<Canvas assignment id>)`` updates that assignment), and a ``Points
+Possible`` row. Canvas matches a row by ``ID`` (its user id), else ``SIS User ID`` or ``SIS Login
+ID``: these come from the roster (``--roster``, e.g. Canvas's own export) and from the user ids in
+the Canvas download names ``collect`` read. A score is the number nbgrader's CSV gives: the
+gradebook's score minus the late penalty (0 for a student with no submission). Only assignments
+with at least one submission are exported, so an assignment not yet collected gives nobody a 0.
+"""
 
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins.export import CsvExportPlugin, ExportPlugin
 
 from .course import Course
+from .errors import UsageError
+from .roster import RosterStudent, read_roster, record_in_gradebook, save_roster, saved_roster
+
+CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 
 
-class LmsCsvExportPlugin(ExportPlugin):
-    """One row per student, one column per assignment (``<assignment> (<max points>)``), total scores.
+def nbgrader_score(gradebook: Gradebook, assignment: str, student: str) -> float:
+    """The score nbgrader's CSV export gives (``CsvExportPlugin``): raw score minus late penalty, at least 0."""
+    try:
+        submission = gradebook.find_submission(assignment, student)
+    except MissingEntry:
+        return 0.0
+    return max(0.0, submission.score - submission.late_submission_penalty)
 
-    The layout Canvas imports (``Student,ID,SIS Login ID,...``); Moodle and Blackboard accept it
-    with the ``ID`` column mapped to the user name.
-    """
+
+def canvas_rows(gradebook: Gradebook, roster: list[RosterStudent]) -> list[list[str]]:
+    """The Canvas import table: header, ``Points Possible``, one row per student."""
+    assignments = sorted((a for a in gradebook.assignments if a.submissions),
+                         key=lambda a: (a.duedate is None, a.duedate or 0, a.name))
+    known = {s.id: s for s in roster}
+    rows = [CANVAS_HEADER + [a.name for a in assignments],
+            ["Points Possible", "", "", "", ""] + [f"{a.max_score:g}" for a in assignments]]
+    students = {s.id: s for s in gradebook.students}
+    for student_id in sorted(set(students) | set(known), key=lambda i: (_sort_name(students.get(i), known.get(i)), i)):
+        entry, listed = students.get(student_id), known.get(student_id) or RosterStudent(student_id)
+        first = listed.first_name or (entry.first_name if entry else "") or ""
+        last = listed.last_name or (entry.last_name if entry else "") or ""
+        name = f"{last}, {first}" if last and first else (last or first or student_id)
+        lms_id = listed.lms_user_id or (entry.lms_user_id if entry else "") or ""
+        row = [name, lms_id, listed.sis_user_id, listed.sis_login_id, listed.section]
+        row += [f"{nbgrader_score(gradebook, a.name, student_id):g}" for a in assignments]
+        rows.append(row)
+    return rows
+
+
+def _sort_name(entry, listed) -> str:
+    return ((listed.last_name if listed else "") or (entry.last_name if entry else "") or "").casefold()
+
+
+class CanvasCsvExportPlugin(ExportPlugin):
+    """nbgrader export plugin writing the Canvas gradebook import file (``nbgrader export --exporter``)."""
+
+    roster: list[RosterStudent] = []
 
     def export(self, gradebook: Gradebook) -> None:
-        assignments = sorted(gradebook.assignments, key=lambda a: (a.duedate is None, a.duedate, a.name))
         with open(self.to or "grades_lms.csv", "w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["Student", "ID", "SIS Login ID", "Section"]
-                            + [f"{a.name} ({a.max_score:g})" for a in assignments])
-            writer.writerow(["Points Possible", "", "", ""] + [f"{a.max_score:g}" for a in assignments])
-            for student in sorted(gradebook.students, key=lambda s: s.id):
-                name = " ".join(filter(None, [student.first_name, student.last_name])) or student.id
-                row = [name, student.id, student.lms_user_id or student.id, ""]
-                for assignment in assignments:
-                    try:
-                        row.append(f"{gradebook.find_submission(assignment.name, student.id).score:g}")
-                    except MissingEntry:
-                        row.append("")
-                writer.writerow(row)
+            csv.writer(handle).writerows(canvas_rows(gradebook, self.roster))
 
 
-def export_grades(course: Course, csv_path: Path, lms_path: Path) -> list[Path]:
-    """Write nbgrader's CSV (``CsvExportPlugin``) and the LMS CSV; relative paths are in the course."""
+def export_grades(course: Course, csv_path: Path, lms_path: Path, roster: Path | None = None,
+                  dry_run: bool = False) -> list[str]:
+    """Write nbgrader's CSV (``CsvExportPlugin``) and the Canvas CSV; relative paths are in the course.
+
+    With ``dry_run`` nothing is written: the lines say what would change against the last export.
+    """
     paths = [p if p.is_absolute() else course.root / p for p in (csv_path, lms_path)]
+    for path in paths:
+        if path.is_dir() or not path.parent.is_dir():
+            raise UsageError(f"{path}: cannot write there ({'a folder' if path.is_dir() else 'no such folder'})")
+    students = read_roster(roster) if roster is not None else saved_roster(course.root)
+    if roster is not None and not dry_run:
+        save_roster(course.root, students)
+        record_in_gradebook(course, students)
     with Gradebook(course.db_url, course.course_id) as gradebook:
-        for plugin, path in zip((CsvExportPlugin, LmsCsvExportPlugin), paths):
-            plugin(to=str(path), config=course.config()).export(gradebook)
-    return paths
+        if dry_run:
+            return describe_changes(paths[1], canvas_rows(gradebook, students))
+        CsvExportPlugin(to=str(paths[0]), config=course.config()).export(gradebook)
+        plugin = CanvasCsvExportPlugin(to=str(paths[1]), config=course.config())
+        plugin.roster = students
+        plugin.export(gradebook)
+        rows = canvas_rows(gradebook, students)
+    lines = [f"wrote {p}" for p in paths]
+    unmatched = [row[0] for row in rows[2:] if not any(row[1:4])]
+    if unmatched:
+        lines.append(f"note: {len(unmatched)} student(s) without a Canvas ID or SIS id ({', '.join(unmatched[:5])}"
+                     f"{', ...' if len(unmatched) > 5 else ''}): Canvas cannot match their rows; pass --roster "
+                     "(Canvas's gradebook export) or collect from a Canvas download")
+    return lines
+
+
+def describe_changes(previous_path: Path, rows: list[list[str]]) -> list[str]:
+    """What writing ``rows`` would change in the Canvas file at ``previous_path``."""
+    header = rows[0]
+    if not previous_path.is_file():
+        return [f"dry run: no earlier export at {previous_path}; it would hold {len(rows) - 2} student(s) and "
+                f"{len(header) - len(CANVAS_HEADER)} assignment(s): {', '.join(header[len(CANVAS_HEADER):])}"]
+    previous = list(csv.reader(io.StringIO(previous_path.read_text(encoding="utf-8"))))
+    if not previous or previous[0][:len(CANVAS_HEADER)] != CANVAS_HEADER:
+        raise UsageError(f"{previous_path} is not a Canvas export written by kitgrade; nothing to compare with")
+
+    def table(data):
+        columns = data[0]
+        return {_row_key(row): dict(zip(columns, row)) for row in data[2:]}, columns[len(CANVAS_HEADER):]
+
+    old, old_assignments = table(previous)
+    new, new_assignments = table(rows)
+    changes = [f"  new assignment column: {a}" for a in new_assignments if a not in old_assignments]
+    changes += [f"  assignment column no longer exported: {a}" for a in old_assignments if a not in new_assignments]
+    for key, row in new.items():
+        if key not in old:
+            changes.append(f"  new student: {row['Student']}")
+            continue
+        for assignment in new_assignments:
+            before, after = old[key].get(assignment, ""), row[assignment]
+            if before != after:
+                changes.append(f"  {row['Student']}, {assignment}: {before or '(none)'} -> {after}")
+        for column in CANVAS_HEADER[1:]:
+            if old[key].get(column, "") != row[column]:
+                changes.append(f"  {row['Student']}: {column} {old[key].get(column) or '(none)'} -> {row[column] or '(none)'}")
+    changes += [f"  student no longer exported: {row['Student']}" for key, row in old.items() if key not in new]
+    title = f"dry run: {len(changes)} change(s) against {previous_path}" + (" (nothing written)" if changes else
+                                                                              "; nothing would change")
+    return [title, *changes]
+
+
+def _row_key(row: list[str]) -> str:
+    return row[3] or row[2] or row[1] or row[0]

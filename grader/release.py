@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import nbformat
 
 from .autograde import sanitize
 from .course import Course, ensure_nbgrader_tools_on_path
+from .errors import UsageError
 from .local_grading import LocalGrader, NotebookResult
 from .sandbox.policy import policy_for
 from .sandbox.scratch import read_data_files
@@ -61,11 +63,49 @@ def prove_release(course: Course, assignment: str) -> list[ReleaseProof]:
     return proofs
 
 
-def release_to_exchange(course: Course, assignment: str, log_level: str = "ERROR") -> bool:
-    """Put the release into nbgrader's exchange (``nbgrader release_assignment``)."""
+def exchange_root(course: Course) -> Path:
+    """nbgrader's exchange folder of the course (``Exchange.root``; nbgrader's default if not set)."""
+    from nbgrader.exchange.default import Exchange
+
+    return Path(Exchange(config=course.config()).root)
+
+
+def check_exchange(course: Course) -> None:
+    """Refuse to release into an exchange that is not there (a moved course, nbgrader's unset default)."""
+    root = exchange_root(course)
+    if not course.course_id:
+        raise UsageError(f"the course has no id (CourseDirectory.course_id in {course.root / 'nbgrader_config.py'}); "
+                         "nbgrader's exchange needs one (or release with --no-exchange)")
+    if not root.is_dir():
+        raise UsageError(f"the exchange folder {root} (Exchange.root) does not exist; create it "
+                         f"(nbgrader needs it writable by every student), set Exchange.root in nbgrader_config.py, "
+                         "or release with --no-exchange")
+
+
+def _same_files(a: Path, b: Path) -> bool:
+    def listing(folder: Path) -> dict:
+        return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return listing(a) == listing(b)
+
+
+def release_to_exchange(course: Course, assignment: str, log_level: str = "ERROR") -> tuple[str, str]:
+    """Put the release into nbgrader's exchange (``nbgrader release_assignment --force``).
+
+    Returns ``(state, detail)``: ``"new"``, ``"updated"`` (the exchange held another version),
+    ``"unchanged"`` (it already held this one) or ``"failed"`` (with nbgrader's reason).
+    """
     from nbgrader.apps.api import NbGraderAPI
 
-    api = NbGraderAPI(coursedir=course.coursedir(), config=course.config())
+    outbound = exchange_root(course) / course.course_id / "outbound" / assignment
+    if outbound.is_dir() and _same_files(outbound, course.path("release", assignment)):
+        return "unchanged", ""
+    state = "updated" if outbound.is_dir() else "new"
+    config = course.config()
+    config.ExchangeReleaseAssignment.force = True
+    api = NbGraderAPI(coursedir=course.coursedir(), config=config)
     api.log.setLevel(log_level)
     result = api.release_assignment(assignment)
-    return bool(result.get("success"))
+    if not result.get("success"):
+        lines = [line for line in (result.get("log") or result.get("error") or "").splitlines() if line.strip()]
+        return "failed", lines[-1] if lines else "nbgrader gave no reason"
+    return state, ""

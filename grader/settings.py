@@ -9,15 +9,15 @@ from traitlets.config import Configurable
 class KitGrade(Configurable):
     """Settings of the kit's grader (``c.KitGrade.<name> = ...`` in ``nbgrader_config.py``)."""
 
-    workers = Integer(0, help="Worker processes for autograde; 0 means one per CPU core.").tag(config=True)
-    cell_timeout = Float(30.0, help="Seconds a cell may run before it is interrupted.").tag(config=True)
-    notebook_timeout = Float(300.0, help="Seconds a whole notebook may run; then it is stopped.").tag(config=True)
-    memory_limit_mb = Integer(2048, help="Address-space cap of each grading process, in MiB.").tag(config=True)
-    output_limit_bytes = Integer(200_000, help="Output kept per notebook, errors included; the rest is dropped.").tag(config=True)
-    file_size_limit_mb = Integer(64, help="Largest file student code may write, in MiB.").tag(config=True)
-    notebook_size_limit_mb = Integer(20, help="Largest submitted notebook file that is read at all, in MiB.").tag(config=True)
-    data_files_limit = Integer(500, help="Most data files copied beside a notebook (from source/<assignment>/).").tag(config=True)
-    data_size_limit_mb = Integer(100, help="Largest total size of those data files, in MiB.").tag(config=True)
+    workers = Integer(0, min=0, help="Worker processes for autograde; 0 means one per CPU core.").tag(config=True)
+    cell_timeout = Float(30.0, min=0.1, help="Seconds a cell may run before it is interrupted.").tag(config=True)
+    notebook_timeout = Float(300.0, min=1.0, help="Seconds a whole notebook may run; then it is stopped.").tag(config=True)
+    memory_limit_mb = Integer(2048, min=64, help="Address-space cap of each grading process, in MiB.").tag(config=True)
+    output_limit_bytes = Integer(200_000, min=0, help="Output kept per notebook, errors included; the rest is dropped.").tag(config=True)
+    file_size_limit_mb = Integer(64, min=1, help="Largest file student code may write, in MiB.").tag(config=True)
+    notebook_size_limit_mb = Integer(20, min=1, help="Largest submitted notebook file that is read at all, in MiB.").tag(config=True)
+    data_files_limit = Integer(500, min=0, help="Most data files copied beside a notebook (from source/<assignment>/).").tag(config=True)
+    data_size_limit_mb = Integer(100, min=0, help="Largest total size of those data files, in MiB.").tag(config=True)
     preload_modules = List(
         Unicode(), ["numpy", "numpy.testing", "math", "unittest", "matplotlib.pyplot", "autograd_core"],
         help="Modules imported once per worker before any submission; they are guarded against tampering.",

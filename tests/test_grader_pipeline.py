@@ -86,7 +86,7 @@ def submissions(course, expected, tmp_path_factory):
             if student in VIA_ZIP:
                 for name, data in _files(content).items():
                     data = nbformat.writes(data).encode() if isinstance(data, nbformat.NotebookNode) else data
-                    archive.writestr(f"{student.replace('_', '-')}_1234_{name}", data)
+                    archive.writestr(f"{student.replace('_', '-')}_1234_5678_{name}", data)
             else:
                 _write_submission(inbound / f"{student}+{ASSIGNMENT}+2026-01-15 10:00:00.000000 UTC+x1", content)
     zip_path = tmp_path_factory.mktemp("lms") / "downloads.zip"
@@ -176,8 +176,9 @@ def test_export_writes_nbgrader_csv_and_lms_csv(course, graded):
     rows = list(csv.DictReader(open(course.path("grades.csv"))))
     assert {r["student_id"]: float(r["score"]) for r in rows if r["assignment"] == ASSIGNMENT}["partial"] == 4
     lms = list(csv.reader(open(course.path("grades_lms.csv"))))
-    column = lms[0].index(f"{ASSIGNMENT} (7)")
-    assert {row[1]: row[column] for row in lms[2:]}["solution"] == "7"
+    column = lms[0].index(ASSIGNMENT)
+    assert lms[1][column] == "7"  # Points Possible
+    assert {row[0]: row[column] for row in lms[2:]}["solution"] == "7"
 
 
 # ---- build-your-own policy ----------------------------------------------------------------------

@@ -1,0 +1,42 @@
+"""What a user can get wrong, and what to do when the kit itself is wrong.
+
+A ``UsageError`` is a mistake the user can fix (a misspelled assignment, a folder that is not a
+course, a setting of the wrong type): the command prints its message (one or two lines: what
+was wrong, what exists, what to do), writes nothing and exits with status 2. Anything else that
+escapes a command is a bug of the kit: the command says so, keeps the traceback in a log file and
+says where to report it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+#: Exit status of a command refused because of a user's mistake (argparse uses the same).
+USAGE_ERROR = 2
+#: Exit status of a command stopped by a bug of the kit.
+INTERNAL_ERROR = 3
+
+
+class UsageError(Exception):
+    """A mistake the user can fix; the message says what was wrong, what exists and what to do."""
+
+
+def log_internal_error(error: BaseException, log_dir: Path | None = None) -> Path:
+    """Write ``error``'s traceback to a log file (in ``log_dir`` if writable, else the temp folder)."""
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    header = f"kitgrade {' '.join(sys.argv[1:])}\npython {sys.version.split()[0]}\n\n"
+    for folder in ([log_dir] if log_dir else []) + [Path(tempfile.gettempdir())]:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"kitgrade-error-{stamp}-{os.getpid()}.log"
+            path.write_text(header + text, encoding="utf-8")
+            return path
+        except OSError:
+            continue
+    raise error
