@@ -28,6 +28,9 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
        printing.py    printing tensors exactly as PyTorch does
        broadcast.py   broadcasting: undone in gradients, PyTorch's error where shapes do not fit
        hooks.py       hook handles, and how a hook replaces a gradient
+       float32_math.py     float32 exp, log, sin, ... rounded as PyTorch rounds them
+       numpy_names.py      axis= and keepdims=, accepted where PyTorch accepts them
+       linspace_values.py  linspace's numbers, as PyTorch's kernel computes them
 
 Adding an operation (``atan``, say) takes its node class in ops.py and one line in
 functional.py's registry; docs/engine.md shows both.

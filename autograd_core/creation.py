@@ -219,8 +219,13 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    """``steps`` evenly spaced numbers from ``start`` to ``end``, both included."""
+    from .linspace_values import linspace_values
+
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     d = dtypes.as_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
-    return _finish(np.linspace(start, end, steps).astype(d.numpy), None, requires_grad)
+    return _finish(linspace_values(start, end, steps, d.numpy), None, requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):

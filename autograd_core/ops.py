@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from . import _speed, dtypes, grad_mode
+from . import _speed, dtypes, float32_math, grad_mode
 from .function import Op
 from .tensor import Tensor, _wrap_dim
 
@@ -209,7 +209,7 @@ class ExpBackward0(Op):
     @staticmethod
     def forward(ctx, a):
         with _quietly():
-            return np.exp(a._data)
+            return float32_math.exp(a._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -221,7 +221,7 @@ class LogBackward0(Op):
     def forward(ctx, a):
         ctx.save_for_backward(a)
         with _quietly():
-            return np.log(a._data)
+            return float32_math.log(a._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -268,7 +268,7 @@ class SinBackward0(Op):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return np.sin(a._data)
+        return float32_math.sin(a._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -280,7 +280,7 @@ class CosBackward0(Op):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return np.cos(a._data)
+        return float32_math.cos(a._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -293,7 +293,7 @@ class TanhBackward0(Op):
 
     @staticmethod
     def forward(ctx, a):
-        return np.tanh(a._data)
+        return float32_math.tanh(a._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -306,10 +306,8 @@ class SigmoidBackward0(Op):
 
     @staticmethod
     def forward(ctx, a):
-        x = a._data
-        # exp of a large positive number overflows; use the form that is stable for each sign.
-        e = np.exp(-np.abs(x))
-        return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+        with _quietly():
+            return float32_math.sigmoid(a._data)
 
     @staticmethod
     def backward(ctx, grad):
