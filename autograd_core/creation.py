@@ -109,7 +109,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     >>> torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
     """
     if device is not None:
-        dtypes.device(device)
+        dtypes.on_cpu(device)
     if isinstance(data, Tensor):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
@@ -155,27 +155,29 @@ def _size(size):
     return tuple(builtins.int(s) for s in size)
 
 
-def _filled(fill, size, dtype, requires_grad, default=None):
+def _filled(fill, size, dtype, requires_grad, default=None, device=None):
+    if device is not None:
+        dtypes.on_cpu(device)
     d = dtypes.as_dtype(dtype) if dtype is not None else (default or dtypes.get_default_dtype())
     return _finish(np.full(_size(size), fill, dtype=d.numpy), None, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(1, size, dtype, requires_grad)
+    return _filled(1, size, dtype, requires_grad, device=device)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(0, size, dtype, requires_grad)
+    return _filled(0, size, dtype, requires_grad, device=device)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(0, size, dtype, requires_grad)
+    return _filled(0, size, dtype, requires_grad, device=device)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = dtypes.result_type([], [], [fill_value])
-    return _filled(fill_value, (size,), dtype, requires_grad)
+    return _filled(fill_value, (size,), dtype, requires_grad, device=device)
 
 
 def ones_like(input, dtype=None, requires_grad=False, device=None):

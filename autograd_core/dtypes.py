@@ -35,6 +35,8 @@ class dtype:
         return self.name
 
 
+dtype.__module__ = "torch"  # type(x.dtype) prints <class 'torch.dtype'>, as in PyTorch
+
 float16 = dtype("float16", np.float16, 2, "HalfTensor")
 float32 = dtype("float32", np.float32, 2, "FloatTensor")
 float64 = dtype("float64", np.float64, 2, "DoubleTensor")
@@ -154,25 +156,46 @@ class Size(tuple):
         return Size(tuple.__add__(self, tuple(other)))
 
 
+Size.__module__ = "torch"
+
+
 class device:
-    """Only the CPU exists here; ``device('cpu')`` is accepted wherever PyTorch takes one."""
+    """``torch.device('cpu')``. Other devices can be named (tutorials test for CUDA), but only the
+    CPU holds tensors here: putting a tensor elsewhere is PyTorch's error on a CPU-only build."""
 
-    __slots__ = ("type",)
+    __slots__ = ("type", "index")
 
-    def __init__(self, type="cpu"):  # PyTorch's name for the argument
-        type = getattr(type, "type", type)
-        if type != "cpu":
-            raise RuntimeError(f"autograd_core runs on the CPU only; device {type!r} is not available")
-        self.type = "cpu"
+    def __init__(self, type="cpu", index=None):  # PyTorch's names for the arguments
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        elif isinstance(type, str) and ":" in type:
+            type, _, number = type.partition(":")
+            index = builtins.int(number)
+        if type not in ("cpu", "cuda", "mps", "meta"):
+            raise RuntimeError(
+                "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, "
+                f"vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device string: {type}"
+            )
+        self.type, self.index = type, index
 
     def __repr__(self):
-        return "device(type='cpu')"
+        return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
 
     def __str__(self):
-        return "cpu"
+        return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other):
-        return str(other) == "cpu" if isinstance(other, (str, device)) else NotImplemented
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
 
     def __hash__(self):
-        return hash("cpu")
+        return hash((self.type, self.index))
+
+
+device.__module__ = "torch"
+
+
+def on_cpu(where):
+    """Check that ``where`` (a device or its name) is the CPU: the only place tensors live here."""
+    where = device(where)
+    if where.type != "cpu":
+        raise AssertionError("Torch not compiled with CUDA enabled")

@@ -811,9 +811,9 @@ def to(input, *args, dtype=None, **kwargs):
         elif isinstance(a, Tensor):
             dtype = a.dtype
         else:
-            dtypes.device(a)  # only the CPU exists
+            dtypes.on_cpu(a)  # only the CPU exists
     if "device" in kwargs:
-        dtypes.device(kwargs["device"])
+        dtypes.on_cpu(kwargs["device"])
     if dtype is None or dtypes.as_dtype(dtype).numpy == input._data.dtype:
         return input
     return ops.ToCopyBackward0.apply(input, dtype=dtypes.as_dtype(dtype))

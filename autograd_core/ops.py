@@ -91,13 +91,14 @@ class MulBackward0(Op):
         # is kept as ctx.b_number; like PyTorch's saved scalar, it makes x * 2 a node that
         # backward frees, so a second backward through it needs retain_graph=True.
         need_a, need_b = ctx.needs_input_grad or (False, False)
-        ctx.save_for_backward(a if need_b else None, b if need_a and type(b) is Tensor else None)
+        # (other before self: the order in which PyTorch packs them, which saved-tensor hooks can see)
+        ctx.save_for_backward(b if need_a and type(b) is Tensor else None, a if need_b else None)
         ctx.b_number = None if type(b) is Tensor else b
         return a._data * _data(b)
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
+        b, a = ctx.saved_tensors
         b = ctx.b_number if b is None else b
         return (grad * b if ctx.needs_input_grad[0] else None), (grad * a if ctx.needs_input_grad[1] else None)
 

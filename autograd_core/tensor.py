@@ -323,6 +323,9 @@ def check_can_require_grad(array, asked_by):
         raise RuntimeError(_NOT_FLOATING_POINT[asked_by])
 
 
+Tensor.__module__ = "torch"  # type(x) prints <class 'torch.Tensor'>, as tutorials show
+
+
 _scalar_conversion_warned = [False]
 
 
