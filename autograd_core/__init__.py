@@ -11,6 +11,8 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
 
     9  __init__.py    the package: torch.<name> for every registered operation
     8  methods.py     Tensor's methods and operators, all attached in this one place
+    7  nn/            Module, Parameter, Linear, Sequential, losses, nn.functional, nn.init
+       utils/         utils.data: TensorDataset, DataLoader
     7  autograd/      torch.autograd: backward, grad, Function, gradcheck
        indexing.py    x[key] and x[key] = value
     6  functional.py  the public operations (argument checks, PyTorch's errors) and the
@@ -21,11 +23,14 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
     4  function.py    how an operation call becomes a graph node; autograd.Function
     3  graph.py       graph nodes, AccumulateGrad, saved tensors
     3  legacy.py      FloatTensor, Variable, x.type(): names of older tutorials
+       optim/         SGD, Adam
     2  _speed.py      shortcuts that exist only for speed, and the switch that turns them off
        saved_names.py grad_fn._saved_self, _saved_result, ...: saved values by PyTorch's names
+       update_ops.py  lerp, addcmul, addcdiv: what optimizer updates are made of
        creation.py    tensor, ones, zeros, arange, rand, manual_seed, ...
     1  tensor.py      the Tensor: data, requires_grad, grad, grad_fn, conversions
        default_device.py  set_default_device: the CPU, the only device here
+       random_generator.py  torch.Generator, for repeatable shuffling
     0  dtypes.py      dtypes, Size, device
        grad_mode.py   no_grad, enable_grad, set_grad_enabled
        printing.py    printing tensors exactly as PyTorch does
@@ -54,7 +59,10 @@ from .legacy import (
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
 )
 from .printing import set_printoptions
+from .random_generator import Generator
 from .tensor import Tensor
+from .update_ops import addcdiv, addcmul, lerp
+from . import nn, optim, utils  # (they build on everything above)
 
 __version__ = "0.1.0"
 

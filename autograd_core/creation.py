@@ -22,8 +22,9 @@ def manual_seed(seed):
 seed = manual_seed
 
 
-def _rng():
-    return _generator[0]
+def _rng(generator=None):
+    """NumPy's generator behind ``generator`` (a ``torch.Generator``), or the global one."""
+    return _generator[0] if generator is None else generator._rng
 
 
 def _finish(data, dtype, requires_grad):
@@ -245,12 +246,12 @@ def _random(draw, size, dtype, requires_grad, kwargs_size):
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs):
     """Uniform numbers in [0, 1); ``rand(2, 3)`` or ``rand(size=(2, 3))``."""
-    return _random(lambda s: _rng().random(s), size, dtype, requires_grad, kwargs.get("size"))
+    return _random(lambda s: _rng(generator).random(s), size, dtype, requires_grad, kwargs.get("size"))
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs):
     """Standard normal numbers; ``randn(2, 3)`` or ``randn(size=(2, 3))``."""
-    return _random(lambda s: _rng().standard_normal(s), size, dtype, requires_grad, kwargs.get("size"))
+    return _random(lambda s: _rng(generator).standard_normal(s), size, dtype, requires_grad, kwargs.get("size"))
 
 
 def normal(mean, std, size, requires_grad=False):
@@ -263,5 +264,5 @@ def randint(low, high=None, size=(), dtype=None, requires_grad=False):
     return _finish(_rng().integers(low, high, _size((size,))), dtype, requires_grad)
 
 
-def randperm(n, dtype=None):
-    return _finish(_rng().permutation(n).astype(np.int64), dtype, False)
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    return _finish(_rng(generator).permutation(n).astype(np.int64), dtype, requires_grad)

@@ -40,3 +40,16 @@ def sigmoid(x):
         return one / (one + exp(-x))
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+def add_scaled(a, b, alpha):
+    """``a + alpha * b`` (``torch.add(a, b, alpha=...)``, an optimizer's ``p.add_(grad, alpha=-lr)``).
+
+    PyTorch's kernel fuses the multiply and the add into one rounding, with ``alpha`` first made a
+    float32 for a float32 tensor; for float32 the float64 product of two float32 numbers is exact,
+    so computing in float64 and rounding once gives the same numbers.
+    """
+    if a.dtype == _FLOAT32 and (b.dtype == _FLOAT32 if isinstance(b, np.ndarray) else True):
+        alpha = np.float64(np.float32(alpha))
+        return (a.astype(np.float64) + alpha * np.asarray(b, dtype=np.float32).astype(np.float64)).astype(np.float32)
+    return a + alpha * b

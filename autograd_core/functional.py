@@ -547,17 +547,24 @@ def std(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
 
 @public()
 @accepts_numpy_names
-def softmax(input, dim):
-    shifted = input - input.detach().max(dim=dim, keepdim=True).values
-    e = shifted.exp()
-    return e / e.sum(dim=dim, keepdim=True)
+def softmax(input, dim, dtype=None):
+    """``exp(x) / exp(x).sum(dim)``, computed without overflow; one node, as in PyTorch."""
+    input = _softmax_input(input, dtype)
+    return ops.SoftmaxBackward0.apply(input, dim=_wrap_dim(dim, input.ndim))
 
 
 @public()
 @accepts_numpy_names
-def log_softmax(input, dim):
-    shifted = input - input.detach().max(dim=dim, keepdim=True).values
-    return shifted - shifted.exp().sum(dim=dim, keepdim=True).log()
+def log_softmax(input, dim, dtype=None):
+    input = _softmax_input(input, dtype)
+    return ops.LogSoftmaxBackward0.apply(input, dim=_wrap_dim(dim, input.ndim))
+
+
+def _softmax_input(input, dtype):
+    input = input if dtype is None else input.to(dtype)
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f'"softmax_lastdim_kernel_impl" not implemented for \'{input.dtype.legacy_name[:-6]}\'')
+    return input
 
 
 @public()

@@ -54,7 +54,7 @@ class AddBackward0(Op):
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         ctx.alpha = alpha
-        return a._data + _data(b) if alpha == 1 else a._data + alpha * _data(b)
+        return a._data + _data(b) if alpha == 1 else float32_math.add_scaled(a._data, _data(b), alpha)
 
     @staticmethod
     def backward(ctx, grad):
@@ -65,7 +65,7 @@ class SubBackward0(Op):
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         ctx.alpha = alpha
-        return _data(a) - _data(b) if alpha == 1 else _data(a) - alpha * _data(b)
+        return _data(a) - _data(b) if alpha == 1 else float32_math.add_scaled(_data(a), _data(b), -alpha)
 
     @staticmethod
     def backward(ctx, grad):
@@ -887,3 +887,37 @@ class CatBackward0(Op):
     @staticmethod
     def backward(ctx, grad):
         return tuple(grad.split(ctx.sizes, ctx.dim))
+
+
+# --- softmax ---------------------------------------------------------------------------
+class SoftmaxBackward0(Op):
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        x = a._data
+        with np.errstate(invalid="ignore"):
+            e = float32_math.exp(x - x.max(axis=dim, keepdims=True))
+            return e / e.sum(axis=dim, keepdims=True)
+
+    @staticmethod
+    def backward(ctx, grad):
+        y = ctx.result
+        return (y * (grad - (grad * y).sum(dim=ctx.dim, keepdim=True)),)
+
+
+class LogSoftmaxBackward0(Op):
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        x = a._data
+        with np.errstate(invalid="ignore", divide="ignore"):
+            shifted = x - x.max(axis=dim, keepdims=True)
+            return shifted - float32_math.log(float32_math.exp(shifted).sum(axis=dim, keepdims=True))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad - ctx.result.exp() * grad.sum(dim=ctx.dim, keepdim=True),)

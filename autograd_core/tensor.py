@@ -50,6 +50,7 @@ class Tensor:
     _hooks = None  # hooks of a leaf, run by AccumulateGrad
     _grad_accumulator = None
     _retains_grad = False
+    _is_parameter = False  # set by nn.Parameter: prints "Parameter containing:", as in PyTorch
     __array_priority__ = 1000  # numpy scalars on the left defer to Tensor's operators
 
     @staticmethod
@@ -135,7 +136,8 @@ class Tensor:
             suffixes.append(f"grad_fn=<{type(self._grad_fn).__name__}>")
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
-        return printing.format_tensor(self._data, suffixes)
+        text = printing.format_tensor(self._data, suffixes)
+        return "Parameter containing:\n" + text if self._is_parameter else text
 
     __str__ = __repr__
 
@@ -305,6 +307,7 @@ class Tensor:
                 "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment."
             )
         t = Tensor._make(self._data.copy(), self._requires_grad)
+        t._is_parameter = self._is_parameter
         memo[id(self)] = t
         return t
 
