@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from ..creation import _rng, tensor
+from ..creation import tensor
 from ..dtypes import float64
 from ..functional import stack
 from ..tensor import Tensor
@@ -38,6 +38,16 @@ class TensorDataset(Dataset):
 
     def __len__(self):
         return self.tensors[0].shape[0]
+
+
+def random_order(n, num_samples, generator=None):
+    """``num_samples`` indices of ``n`` examples: whole shuffles of all ``n``, then part of one more
+    (PyTorch's RandomSampler; it draws that last shuffle even when no part of it is needed)."""
+    from .. import randperm  # looked up when used, as PyTorch's sampler looks up torch.randperm
+
+    for _ in range(num_samples // n):
+        yield from randperm(n, generator=generator).tolist()
+    yield from randperm(n, generator=generator).tolist()[:num_samples % n]
 
 
 def default_collate(batch):
@@ -73,15 +83,17 @@ class DataLoader:
 
     def _order(self):
         n = len(self.dataset)
-        return _rng(self.generator).permutation(n).tolist() if self.shuffle else range(n)
+        return random_order(n, n, self.generator) if self.shuffle else range(n)
 
     def __iter__(self):
-        order = list(self._order())
-        for start in range(0, len(order), self.batch_size):
-            indices = order[start:start + self.batch_size]
-            if self.drop_last and len(indices) < self.batch_size:
-                return
-            yield self.collate_fn([self.dataset[i] for i in indices])
+        batch = []
+        for i in self._order():  # taken one at a time: a shuffle is drawn only when it is needed
+            batch.append(i)
+            if len(batch) == self.batch_size:
+                yield self.collate_fn([self.dataset[j] for j in batch])
+                batch = []
+        if batch and not self.drop_last:
+            yield self.collate_fn([self.dataset[j] for j in batch])
 
     def __len__(self):
         n = len(self.dataset)
