@@ -40,11 +40,12 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
        numpy_names.py      axis= and keepdims=, accepted where PyTorch accepts them
        linspace_values.py  linspace's numbers, as PyTorch's kernel computes them
        cuda.py        no GPU here: torch.cuda.is_available() is False
+       accelerator.py torch.accelerator: none here
 
 Adding an operation (``atan``, say) takes its node class in ops.py and one line in
 functional.py's registry; docs/engine.md shows both.
 """
-from . import autograd, cuda, functional, methods
+from . import accelerator, autograd, cuda, functional, methods
 from .creation import (
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, normal, ones,
     ones_like, rand, rand_like, randint, randn, randn_like, randperm, seed, tensor, zeros, zeros_like,

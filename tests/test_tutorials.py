@@ -28,14 +28,14 @@ def normalised(text, entry):
 
 def assert_prints_alike(ours, theirs, entry):
     ours, theirs = normalised(ours, entry), normalised(theirs, entry)
-    rtol = entry.get("rtol")
+    rtol, atol = entry.get("rtol"), entry.get("atol", 0.0)
     if rtol is None:
         assert ours == theirs
         return
-    # Numbers within rtol (see the entry's reason); everything else exactly.
+    # Numbers within rtol and atol (see the entry's reason); everything else exactly.
     assert NUMBER.sub("#", ours) == NUMBER.sub("#", theirs)
     for a, b in zip(NUMBER.findall(ours), NUMBER.findall(theirs)):
-        assert abs(float(a) - float(b)) <= rtol * max(abs(float(b)), 1e-3), f"{a} != {b}"
+        assert abs(float(a) - float(b)) <= atol + rtol * abs(float(b)), f"{a} != {b}"
 
 
 def test_every_extract_has_a_source_and_a_recording():

@@ -65,7 +65,7 @@ def extract(name, source_file):
     elif kind == "lines":  # parts of a library: the listed line ranges (1-based, inclusive)
         all_lines = text.splitlines(keepends=True)
         code = "".join("".join(all_lines[a - 1:b]) for a, b in entry["lines"])
-    else:  # a script: the file itself
+    else:  # "script": the file itself; "code": its code, as transcribed without the prose
         code = text
     lines = code.splitlines(keepends=True)
     for drop in entry.get("drop", []):

@@ -20,8 +20,9 @@ def sources():
 
 def run(engine, name):
     """What the extract prints with ``engine`` ("engine": the kit; "torch": PyTorch) as torch."""
+    options = ["--call-tests"] if sources()[name].get("call_tests") else []
     done = subprocess.run(
-        [sys.executable, str(HERE / "run_as_torch.py"), engine, str(HERE / "extracts" / f"{name}.py")],
+        [sys.executable, str(HERE / "run_as_torch.py"), engine, str(HERE / "extracts" / f"{name}.py"), *options],
         capture_output=True, text=True, timeout=300, cwd=HERE / "extracts",
         env={"PYTHONPATH": f"{ROOT}:{HERE}", "PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"},
     )

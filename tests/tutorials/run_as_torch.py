@@ -2,6 +2,7 @@
 
     python run_as_torch.py engine extracts/d2l_en_autograd.py    # import torch -> autograd_core
     python run_as_torch.py torch  extracts/d2l_en_autograd.py    # the real PyTorch (to record)
+    python run_as_torch.py engine extracts/micrograd_test_engine.py --call-tests   # then call test_*()
 
 With ``engine``, the kit is put in torch's place before the extract runs (``import torch``,
 ``import torch.nn as nn``, ``from torch.autograd import Variable`` all find the kit), so the
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-SUBMODULES = ("autograd", "autograd.graph", "cuda", "nn", "nn.functional", "nn.init", "optim", "utils", "utils.data")
+SUBMODULES = ("accelerator", "autograd", "autograd.graph", "cuda", "nn", "nn.functional", "nn.init", "optim", "utils", "utils.data")
 
 
 def put_engine_in_torchs_place():
@@ -110,7 +111,18 @@ def run_cell(code, namespace, filename):
             print(repr(value))
 
 
-def main(engine, path):
+def call_tests(namespace):
+    """Call the extract's ``test_*`` functions in order, as pytest would, and say how each went."""
+    for name, function in list(namespace.items()):
+        if name.startswith("test_") and callable(function):
+            try:
+                function()
+                print(f"{name} passed")
+            except Exception as exc:
+                print(f"{name} failed: {type(exc).__name__}: {exc}")
+
+
+def main(engine, path, *options):
     if engine == "engine":
         put_engine_in_torchs_place()
     elif engine != "torch":
@@ -121,6 +133,8 @@ def main(engine, path):
     try:
         for code in cells(path.read_text(encoding="utf-8")):
             run_cell(code, namespace, str(path))
+        if "--call-tests" in options:
+            call_tests(namespace)
     except Exception as exc:  # shown, not raised: the two engines' outputs are compared, errors included
         print(f"{type(exc).__name__}: {exc}")
     sys.stdout.flush()
