@@ -41,6 +41,7 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
        linspace_values.py  linspace's numbers, as PyTorch's kernel computes them
        cuda.py        no GPU here: torch.cuda.is_available() is False
        accelerator.py torch.accelerator: none here
+       serialization.py  torch.save, torch.load
 
 Adding an operation (``atan``, say) takes its node class in ops.py and one line in
 functional.py's registry; docs/engine.md shows both.
@@ -61,6 +62,7 @@ from .legacy import (
 )
 from .printing import set_printoptions
 from .random_generator import Generator
+from .serialization import load, save
 from .tensor import Tensor
 from .update_ops import addcdiv, addcmul, lerp
 from . import nn, optim, utils  # (they build on everything above)

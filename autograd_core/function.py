@@ -220,4 +220,11 @@ class Function:
                 wrapped.append(o.detach())
             else:
                 wrapped.append(o)
+        if ctx._saved:  # a saved output is kept as the output, so a second backward can go through it
+            made = {id(o): nr for nr, (o, w) in enumerate(zip(outputs, wrapped)) if getattr(w, "_grad_fn", None) is ctx}
+            ctx._saved = tuple(
+                SavedTensor(wrapped[made[id(s.tensor)]], is_output=True, output_nr=made[id(s.tensor)])
+                if s is not None and s.tensor is not None and id(s.tensor) in made else s
+                for s in ctx._saved
+            )
         return wrapped[0] if single else tuple(wrapped)

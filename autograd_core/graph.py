@@ -58,9 +58,9 @@ class SavedTensor:
     using the wrong numbers.
     """
 
-    __slots__ = ("tensor", "counter", "version", "data", "unpack_hook")
+    __slots__ = ("tensor", "counter", "version", "data", "unpack_hook", "output_nr")
 
-    def __init__(self, tensor, is_output=False):
+    def __init__(self, tensor, is_output=False, output_nr=0):
         self.counter = tensor._version_counter
         self.version = self.counter.value
         self.unpack_hook = None
@@ -71,6 +71,7 @@ class SavedTensor:
             # Keeping the node's own output would make a cycle (out -> node -> out) that only
             # the garbage collector could free: keep its storage, rebuild it on demand.
             self.tensor, self.data = None, tensor._data
+            self.output_nr = output_nr  # which of the node's outputs (a user Function may have several)
         else:
             self.tensor, self.data = tensor, None
 
@@ -84,6 +85,7 @@ class SavedTensor:
         elif t is None:
             t = Tensor._make(self.data, True, node)
             t._version_counter = self.counter
+            t._output_nr = self.output_nr
         if self.counter.value != self.version:
             made_by = t.grad_fn
             which = f", which is output 0 of {short_name(made_by)}," if made_by is not None else ""

@@ -189,3 +189,56 @@ def test_legacy_tensor_types_and_variable_behave_as_in_torch():
 
 def test_types_print_as_torchs():
     same(lambda m: [str(type(m.ones(1))), str(type(m.ones(1).shape)), str(type(m.float32))])
+
+
+def test_a_functions_saved_outputs_carry_its_graph_for_a_second_backward():
+    def program(m):
+        class ExpAndDouble(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                e = m.exp(x)
+                d = x * 2
+                ctx.save_for_backward(e, d)
+                return e, d
+
+            @staticmethod
+            def backward(ctx, grad_e, grad_d):
+                e, d = ctx.saved_tensors
+                return grad_e * e + grad_d * d
+
+        x = m.tensor([0.5, -1.0], dtype=m.float64, requires_grad=True)
+        e, d = ExpAndDouble.apply(x)
+        (g,) = m.autograd.grad((e * d).sum(), x, create_graph=True)
+        (gg,) = m.autograd.grad(g.sum(), x)
+        return g, gg
+
+    same(program)
+
+
+# --- save and load ------------------------------------------------------------------------------------
+def test_save_and_load_round_trip_tensors_and_state_dicts(tmp_path):
+    def program(m):
+        net = m.nn.Linear(2, 3)
+        with m.no_grad():
+            net.weight.copy_(m.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
+        path = tmp_path / f"{m.__name__}.pt"
+        m.save({"state": net.state_dict(), "step": 3, "ints": m.arange(3)}, path)
+        loaded = m.load(path)
+        return loaded["state"]["weight"], loaded["step"], loaded["ints"], list(loaded["state"].keys())
+
+    same(program)
+
+
+def test_load_refuses_what_is_not_weights(tmp_path):
+    import pickle
+
+    import autograd_core
+
+    class Payload:
+        def __reduce__(self):
+            return (print, ("this must not run",))
+
+    path = tmp_path / "payload.pt"
+    path.write_bytes(pickle.dumps(Payload()))
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        autograd_core.load(path)

@@ -8,10 +8,12 @@
     functional.py  the same as functions: F.linear, F.mse_loss, F.cross_entropy, ...
     ops.py         their graph nodes (AddmmBackward0, MseLossBackward0, ...), forward and backward
     init.py        starting values: normal_, uniform_, xavier_*, kaiming_*
+    parallel.py    DataParallel (no GPUs here: it runs the module)
 """
 from . import functional, init
 from .container import Sequential
 from .layers import Flatten, Identity, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module
+from .parallel import DataParallel
 from .parameter import Parameter
