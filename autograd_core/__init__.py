@@ -13,6 +13,8 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
     8  methods.py     Tensor's methods and operators, all attached in this one place
     7  nn/            Module, Parameter, Linear, Sequential, losses, nn.functional, nn.init
        utils/         utils.data: TensorDataset, DataLoader
+       update_ops.py  lerp, addcmul, addcdiv: what optimizer updates are made of
+       inplace_unary.py  x.cos_(), x.exp_(), ...: elementwise functions in place
     7  autograd/      torch.autograd: backward, grad, Function, gradcheck
        indexing.py    x[key] and x[key] = value
     6  functional.py  the public operations (argument checks, PyTorch's errors) and the
@@ -26,7 +28,6 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
        optim/         SGD, Adam
     2  _speed.py      shortcuts that exist only for speed, and the switch that turns them off
        saved_names.py grad_fn._saved_self, _saved_result, ...: saved values by PyTorch's names
-       update_ops.py  lerp, addcmul, addcdiv: what optimizer updates are made of
        creation.py    tensor, ones, zeros, arange, rand, manual_seed, ...
     1  tensor.py      the Tensor: data, requires_grad, grad, grad_fn, conversions
        default_device.py  set_default_device: the CPU, the only device here

@@ -75,6 +75,21 @@ class SavedTensor:
         else:
             self.tensor, self.data = tensor, None
 
+    def register_hooks(self, pack_hook, unpack_hook):
+        """Keep ``pack_hook(tensor)`` instead of the tensor; ``unpack_hook`` gives it back when needed
+        (``y.grad_fn._raw_saved_self.register_hooks(pack, unpack)``)."""
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("Expected both arguments to be callable")
+        if self.unpack_hook is not None:
+            raise RuntimeError("SavedTensor hooks have already been set on this SavedTensor. You can only set them once.")
+        tensor = self.tensor
+        if tensor is None:  # a saved output: what it is rebuilt from
+            from .tensor import Tensor
+
+            tensor = Tensor._make(self.data, True)
+            tensor._version_counter = self.counter
+        self.tensor, self.data, self.unpack_hook = None, _without_hooks(pack_hook, tensor), unpack_hook
+
     def unpack(self, node):
         """The saved tensor; ``node`` is the node that saved it (a saved output's ``grad_fn``)."""
         t = self.tensor
@@ -119,10 +134,11 @@ class Node:
 
     def __getattr__(self, attribute):
         # Only reached for attributes a node does not have: grad_fn._saved_self and its kin.
-        if attribute.startswith("_saved_"):
+        if attribute.startswith(("_saved_", "_raw_saved_")):
             from .saved_names import saved_value
 
-            return saved_value(self, attribute[len("_saved_"):])
+            raw = attribute.startswith("_raw_")
+            return saved_value(self, attribute[len("_raw_saved_" if raw else "_saved_"):], raw=raw)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attribute}'")
 
     @property

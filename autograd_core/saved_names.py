@@ -26,21 +26,24 @@ SAVED_NUMBERS = {
 }
 
 
-def saved_value(node, name):
-    """``node._saved_<name>``; AttributeError (as Python gives) for a name the node does not have."""
+def saved_value(node, name, raw=False):
+    """``node._saved_<name>``; AttributeError (as Python gives) for a name the node does not have.
+    ``raw``: ``node._raw_saved_<name>``, the ``SavedTensor`` itself (to ``register_hooks`` on)."""
     from .tensor import Tensor
 
     kind = type(node).__name__
     tensors = SAVED_TENSORS.get(kind, ())
     numbers = SAVED_NUMBERS.get(kind, {})
     if name == "result" and getattr(type(node), "saves_result", False):
-        return node.result  # (PyTorch's error once backward has freed it)
+        if node._freed:
+            return node.result  # raises PyTorch's error: backward has freed it
+        return node._saved_output if raw else node.result
     if name in tensors:
         if node._freed:
             return node.saved_tensors  # raises PyTorch's error: backward has freed them
         saved = node._saved[tensors.index(name)] if tensors.index(name) < len(node._saved) else None
         if saved is not None:
-            return saved.unpack(node)
+            return saved if raw else saved.unpack(node)
         if name not in numbers:
             return None  # not needed for this node's gradients, so not saved
     if name in numbers:

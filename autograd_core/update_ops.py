@@ -10,6 +10,8 @@ not PyTorch's single ``AddcmulBackward0`` node); the in-place forms (``lerp_`` .
 """
 from __future__ import annotations
 
+from . import inplace
+
 
 
 def lerp(input, end, weight):
@@ -26,7 +28,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 
 def _in_place(function):
     def method(self, *args, **kwargs):
-        return self._inplace(lambda t: function(t, *args, **kwargs), *args)
+        return inplace.write(self, lambda t: function(t, *args, **kwargs), *args)
 
     method.__name__ = function.__name__ + "_"
     return method

@@ -67,6 +67,8 @@ def extract(name, source_file):
         code = "".join("".join(all_lines[a - 1:b]) for a, b in entry["lines"])
     else:  # "script": the file itself; "code": its code, as transcribed without the prose
         code = text
+    if "preamble" in entry:  # names the page takes as given (its own code never imports them)
+        code = "# (not from the page: the names it takes as given; see sources.toml)\n" + entry["preamble"] + "# %%\n" + code
     lines = code.splitlines(keepends=True)
     for drop in entry.get("drop", []):
         for _ in range(drop.get("times", 1)):
