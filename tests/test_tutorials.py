@@ -50,14 +50,24 @@ def test_every_extract_has_a_source_and_a_recording():
         assert (HERE / "extracts" / f"{name}.out").read_text().strip(), name
 
 
-@pytest.mark.parametrize("name", sorted(SOURCES))
-def test_extract_prints_what_pytorch_printed(name):
-    recorded = (HERE / "extracts" / f"{name}.out").read_text(encoding="utf-8")
-    assert_prints_alike(run("engine", name), recorded, SOURCES[name])
+@pytest.fixture(scope="module")
+def printed_by_engine():
+    return run("engine", sorted(SOURCES))
 
 
-@pytest.mark.parametrize("name", sorted(SOURCES))
-def test_recording_is_what_pytorch_prints_today(name):
+@pytest.fixture(scope="module")
+def printed_by_torch():
     pytest.importorskip("torch")
+    return run("torch", sorted(SOURCES))
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_extract_prints_what_pytorch_printed(name, printed_by_engine):
     recorded = (HERE / "extracts" / f"{name}.out").read_text(encoding="utf-8")
-    assert normalised(run("torch", name), SOURCES[name]) == normalised(recorded, SOURCES[name])
+    assert_prints_alike(printed_by_engine[name], recorded, SOURCES[name])
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_recording_is_what_pytorch_prints_today(name, printed_by_torch):
+    recorded = (HERE / "extracts" / f"{name}.out").read_text(encoding="utf-8")
+    assert normalised(printed_by_torch[name], SOURCES[name]) == normalised(recorded, SOURCES[name])

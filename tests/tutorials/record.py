@@ -5,6 +5,7 @@ check that the recordings still match what PyTorch prints, so a stale one fails.
 """
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tomllib
@@ -18,23 +19,30 @@ def sources():
     return tomllib.loads((HERE / "sources.toml").read_text(encoding="utf-8"))
 
 
-def run(engine, name):
-    """What the extract prints with ``engine`` ("engine": the kit; "torch": PyTorch) as torch."""
-    options = ["--call-tests"] if sources()[name].get("call_tests") else []
+def _extract(name):
+    entry = sources()[name]
+    return str(HERE / "extracts" / f"{name}.py") + ("::call-tests" if entry.get("call_tests") else "")
+
+
+def run(engine, names):
+    """What each extract prints with ``engine`` ("engine": the kit; "torch": PyTorch) as torch,
+    as {name: text}: one interpreter, each extract in a process forked from it."""
     done = subprocess.run(
-        [sys.executable, str(HERE / "run_as_torch.py"), engine, str(HERE / "extracts" / f"{name}.py"), *options],
-        capture_output=True, text=True, timeout=300, cwd=HERE / "extracts",
+        [sys.executable, str(HERE / "run_as_torch.py"), engine, "--each", *map(_extract, names)],
+        capture_output=True, text=True, timeout=900, cwd=HERE / "extracts",
         env={"PYTHONPATH": f"{ROOT}:{HERE}", "PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"},
     )
     if done.returncode:
-        raise RuntimeError(f"{name} with {engine} exited with {done.returncode}:\n{done.stderr}")
-    return done.stdout
+        raise RuntimeError(f"{engine} exited with {done.returncode}:\n{done.stderr}")
+    printed = json.loads(done.stdout)
+    return {name: printed[_extract(name)] for name in names}
 
 
 if __name__ == "__main__":
     import torch
 
     assert torch.__version__.startswith("2.13."), f"recordings are made with torch 2.13, not {torch.__version__}"
-    for name in sys.argv[1:] or [n for n, entry in sources().items() if "output" not in entry]:
-        (HERE / "extracts" / f"{name}.out").write_text(run("torch", name), encoding="utf-8")
+    names = sys.argv[1:] or [n for n, entry in sources().items() if "output" not in entry]
+    for name, printed in run("torch", names).items():
+        (HERE / "extracts" / f"{name}.out").write_text(printed, encoding="utf-8")
         print("recorded", name)

@@ -2,7 +2,8 @@
 
     python run_as_torch.py engine extracts/d2l_en_autograd.py    # import torch -> autograd_core
     python run_as_torch.py torch  extracts/d2l_en_autograd.py    # the real PyTorch (to record)
-    python run_as_torch.py engine extracts/micrograd_test_engine.py --call-tests   # then call test_*()
+    python run_as_torch.py engine extracts/micrograd_test_engine.py::call-tests   # then call test_*()
+    python run_as_torch.py engine --each A.py B.py   # each in a forked process; prints {extract: output} as JSON
 
 With ``engine``, the kit is put in torch's place before the extract runs (``import torch``,
 ``import torch.nn as nn``, ``from torch.autograd import Variable`` all find the kit), so the
@@ -21,6 +22,8 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
+import os
 import random
 import sys
 from pathlib import Path
@@ -122,22 +125,53 @@ def call_tests(namespace):
                 print(f"{name} failed: {type(exc).__name__}: {exc}")
 
 
-def main(engine, path, *options):
-    if engine == "engine":
-        put_engine_in_torchs_place()
-    elif engine != "torch":
-        raise SystemExit("usage: run_as_torch.py engine|torch EXTRACT")
-    share_random_numbers(importlib.import_module("torch"))
+def run_extract(path, call_tests_too):
+    random.seed(0)  # here, not only at start: Python reseeds its generator in every forked child
     path = Path(path)
     namespace = {"__name__": "__main__", "__file__": str(path)}
     try:
         for code in cells(path.read_text(encoding="utf-8")):
             run_cell(code, namespace, str(path))
-        if "--call-tests" in options:
+        if call_tests_too:
             call_tests(namespace)
     except Exception as exc:  # shown, not raised: the two engines' outputs are compared, errors included
         print(f"{type(exc).__name__}: {exc}")
     sys.stdout.flush()
+
+
+def run_each(extracts):
+    """Run every extract in a process of its own, forked from this one (so torch or the engine
+    is imported once); return {extract: what it printed}."""
+    printed = {}
+    for extract in extracts:
+        path, _, option = extract.partition("::")
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: its stdout is the pipe
+            os.close(read_end)
+            os.dup2(write_end, 1)
+            sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
+            run_extract(path, option == "call-tests")
+            os._exit(0)
+        os.close(write_end)
+        with open(read_end, encoding="utf-8") as pipe:
+            printed[extract] = pipe.read()
+        os.waitpid(pid, 0)
+    return printed
+
+
+def main(engine, *extracts):
+    if engine == "engine":
+        put_engine_in_torchs_place()
+    elif engine != "torch":
+        raise SystemExit("usage: run_as_torch.py engine|torch [--each] EXTRACT[::call-tests] ...")
+    share_random_numbers(importlib.import_module("torch"))
+    if extracts and extracts[0] == "--each":
+        print(json.dumps(run_each(extracts[1:])))
+    else:
+        for extract in extracts:
+            path, _, option = extract.partition("::")
+            run_extract(path, option == "call-tests")
 
 
 if __name__ == "__main__":
