@@ -41,6 +41,7 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
        numpy_names.py      axis= and keepdims=, accepted where PyTorch accepts them
        linspace_values.py  linspace's numbers, as PyTorch's kernel computes them
        cuda.py        no GPU here: torch.cuda.is_available() is False
+       torch_names.py classes that print under PyTorch's names (<class 'torch.Tensor'>)
        accelerator.py torch.accelerator: none here
        serialization.py  torch.save, torch.load
 

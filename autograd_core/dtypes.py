@@ -11,9 +11,13 @@ import builtins
 
 import numpy as np
 
+from .torch_names import ShownAs
 
-class dtype:
+
+class dtype(metaclass=ShownAs):
     """A tensor element type such as ``torch.float32``."""
+
+    _shown_as = "torch.dtype"
 
     __slots__ = ("name", "numpy", "is_floating_point", "category", "legacy_name")
 
@@ -34,8 +38,6 @@ class dtype:
     def __reduce__(self):
         return self.name
 
-
-dtype.__module__ = "torch"  # type(x.dtype) prints <class 'torch.dtype'>, as in PyTorch
 
 float16 = dtype("float16", np.float16, 2, "HalfTensor")
 float32 = dtype("float32", np.float32, 2, "FloatTensor")
@@ -134,8 +136,10 @@ def result_type(dimensioned, zero_dim, scalars):
     return result
 
 
-class Size(tuple):
+class Size(tuple, metaclass=ShownAs):
     """The shape of a tensor: a tuple that prints as ``torch.Size([2, 2])``."""
+
+    _shown_as = "torch.Size"
 
     def __repr__(self):
         return f"torch.Size({list(self)})"
@@ -156,14 +160,12 @@ class Size(tuple):
         return Size(tuple.__add__(self, tuple(other)))
 
 
-Size.__module__ = "torch"
-
-
-class device:
+class device(metaclass=ShownAs):
     """``torch.device('cpu')``. Other devices can be named (tutorials test for CUDA), but only the
     CPU holds tensors here: putting a tensor elsewhere is PyTorch's error on a CPU-only build."""
 
     __slots__ = ("type", "index")
+    _shown_as = "torch.device"
 
     def __init__(self, type="cpu", index=None):  # PyTorch's names for the arguments
         if isinstance(type, device):
@@ -189,9 +191,6 @@ class device:
 
     def __hash__(self):
         return hash((self.type, self.index))
-
-
-device.__module__ = "torch"
 
 
 def on_cpu(where):

@@ -1,6 +1,6 @@
 """In-place forms of the elementwise functions: ``t.cos_()`` is ``t = t.cos()`` written into ``t``.
 
-Recorded like every in-place change (``Tensor._inplace``): the node of the function takes ``t``'s
+Recorded like every in-place change (``inplace.write``): the node of the function takes ``t``'s
 place in the graph and ``t``'s version goes up.
 """
 from __future__ import annotations

@@ -31,7 +31,7 @@ class _LegacyTensorType(type):
 
 
 def _legacy_type(d):
-    return _LegacyTensorType(d.legacy_name, (), {"dtype": d, "__module__": "torch"})
+    return _LegacyTensorType(d.legacy_name, (), {"dtype": d})
 
 
 FloatTensor, DoubleTensor, HalfTensor = (_legacy_type(d) for d in (dtypes.float32, dtypes.float64, dtypes.float16))

@@ -10,9 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
+from .torch_names import ShownAs
 
 
-class Generator:
+class Generator(metaclass=ShownAs):
+    _shown_as = "torch._C.Generator"  # as PyTorch prints its type
+
     def __init__(self, device="cpu"):
         dtypes.on_cpu(device)
         self._seed = int(np.random.SeedSequence().entropy % (1 << 63))
@@ -34,4 +37,3 @@ class Generator:
         return dtypes.device("cpu")
 
 
-Generator.__module__ = "torch._C"  # as PyTorch prints its type

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import dtypes, grad_mode, printing
 from .hooks import add_hook
+from .torch_names import ShownAs
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
@@ -41,8 +42,10 @@ class VersionCounter:
     value = 0  # a class default: making a counter costs no __init__ call
 
 
-class Tensor:
+class Tensor(metaclass=ShownAs):
     """A multi-dimensional array that can record the operations applied to it."""
+
+    _shown_as = "torch.Tensor"  # type(x) prints <class 'torch.Tensor'>, as tutorials show
 
     # Hot fields live in slots; rarely set ones fall back to the class defaults below.
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_output_nr", "_counter", "__dict__", "__weakref__")
@@ -324,9 +327,6 @@ def check_can_require_grad(array, asked_by):
     """PyTorch's error if ``array`` cannot require grad; ``asked_by`` is a key of the table above."""
     if array.dtype.kind != "f":
         raise RuntimeError(_NOT_FLOATING_POINT[asked_by])
-
-
-Tensor.__module__ = "torch"  # type(x) prints <class 'torch.Tensor'>, as tutorials show
 
 
 _scalar_conversion_warned = [False]
