@@ -18,7 +18,9 @@ _FLOAT32 = np.dtype(np.float32)
 def _through_float64(ufunc):
     def compute(x):
         if x.dtype == _FLOAT32:
-            return ufunc(x.astype(np.float64)).astype(np.float32)
+            # NumPy's float64 loop, reading and writing float32 in cache-sized chunks: no
+            # full-size float64 temporaries (which cost more than the function itself)
+            return ufunc(x, out=np.empty(x.shape, np.float32), dtype=np.float64, casting="same_kind")
         return ufunc(x)
 
     compute.__name__ = ufunc.__name__
