@@ -32,7 +32,7 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
     1  tensor.py      the Tensor: data, requires_grad, grad, grad_fn, conversions
        default_device.py  set_default_device: the CPU, the only device here
        random_generator.py  torch.Generator, for repeatable shuffling
-    0  dtypes.py      dtypes, Size, device
+    0  dtypes.py      dtypes, Size, device (printing as PyTorch's: <class 'torch.Size'>)
        grad_mode.py   no_grad, enable_grad, set_grad_enabled
        printing.py    printing tensors exactly as PyTorch does
        broadcast.py   broadcasting: undone in gradients, PyTorch's error where shapes do not fit
@@ -41,7 +41,6 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
        numpy_names.py      axis= and keepdims=, accepted where PyTorch accepts them
        linspace_values.py  linspace's numbers, as PyTorch's kernel computes them
        cuda.py        no GPU here: torch.cuda.is_available() is False
-       torch_names.py classes that print under PyTorch's names (<class 'torch.Tensor'>)
        accelerator.py torch.accelerator: none here
        serialization.py  torch.save, torch.load
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
-from .torch_names import ShownAs
+from .dtypes import ShownAs
 
 
 class Generator(metaclass=ShownAs):

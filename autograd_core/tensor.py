@@ -24,8 +24,8 @@ import weakref
 import numpy as np
 
 from . import dtypes, grad_mode, printing
+from .dtypes import ShownAs
 from .hooks import add_hook
-from .torch_names import ShownAs
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from ..creation import tensor
+from ..creation import randperm, tensor
 from ..dtypes import float64
 from ..functional import stack
 from ..tensor import Tensor
@@ -43,8 +43,6 @@ class TensorDataset(Dataset):
 def random_order(n, num_samples, generator=None):
     """``num_samples`` indices of ``n`` examples: whole shuffles of all ``n``, then part of one more
     (PyTorch's RandomSampler; it draws that last shuffle even when no part of it is needed)."""
-    from .. import randperm  # looked up when used, as PyTorch's sampler looks up torch.randperm
-
     for _ in range(num_samples // n):
         yield from randperm(n, generator=generator).tolist()
     yield from randperm(n, generator=generator).tolist()[:num_samples % n]

@@ -82,9 +82,14 @@ def share_random_numbers(torch):
         return method
 
     uniform, standard = (lambda s: rng.random(s)), (lambda s: rng.standard_normal(s))
-    torch.rand, torch.randn = drawing(uniform), drawing(standard)
-    torch.rand_like, torch.randn_like = like(uniform), like(standard)
-    torch.randint, torch.randperm, torch.normal = randint, randperm, normal
+    replacements = {"rand": drawing(uniform), "randn": drawing(standard), "rand_like": like(uniform),
+                    "randn_like": like(standard), "randint": randint, "randperm": randperm, "normal": normal}
+    # every module of the package that holds one of these functions by name (the engine's DataLoader
+    # imports randperm; PyTorch's sampler reads torch.randperm): both now draw from rng
+    for module in [m for name, m in list(sys.modules.items()) if name == torch.__name__ or name.startswith(torch.__name__ + ".")]:
+        for name, replacement in replacements.items():
+            if getattr(module, name, None) is getattr(torch, name):
+                setattr(module, name, replacement)
     torch.Tensor.uniform_ = filling(lambda a, b, s: rng.uniform(a, b, s))
     torch.Tensor.normal_ = filling(lambda mean, std, s: rng.normal(mean, std, s))
 
