@@ -11,6 +11,10 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
 
     9  __init__.py    the package: torch.<name> for every registered operation
     8  methods.py     Tensor's methods and operators, all attached in this one place
+    7  nn/            Module, Parameter, Linear, Sequential, losses, nn.functional, nn.init
+       utils/         utils.data: TensorDataset, DataLoader
+       update_ops.py  lerp, addcmul, addcdiv: what optimizer updates are made of
+       inplace_unary.py  x.cos_(), x.exp_(), ...: elementwise functions in place
     7  autograd/      torch.autograd: backward, grad, Function, gradcheck
        indexing.py    x[key] and x[key] = value
     6  functional.py  the public operations (argument checks, PyTorch's errors) and the
@@ -20,19 +24,30 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
     5  ops.py         every operation's forward and backward, side by side
     4  function.py    how an operation call becomes a graph node; autograd.Function
     3  graph.py       graph nodes, AccumulateGrad, saved tensors
+    3  legacy.py      FloatTensor, Variable, x.type(): names of older tutorials
+       optim/         SGD, Adam
     2  _speed.py      shortcuts that exist only for speed, and the switch that turns them off
+       saved_names.py grad_fn._saved_self, _saved_result, ...: saved values by PyTorch's names
        creation.py    tensor, ones, zeros, arange, rand, manual_seed, ...
     1  tensor.py      the Tensor: data, requires_grad, grad, grad_fn, conversions
-    0  dtypes.py      dtypes, Size, device
+       default_device.py  set_default_device: the CPU, the only device here
+       random_generator.py  torch.Generator, for repeatable shuffling
+    0  dtypes.py      dtypes, Size, device (printing as PyTorch's: <class 'torch.Size'>)
        grad_mode.py   no_grad, enable_grad, set_grad_enabled
        printing.py    printing tensors exactly as PyTorch does
        broadcast.py   broadcasting: undone in gradients, PyTorch's error where shapes do not fit
        hooks.py       hook handles, and how a hook replaces a gradient
+       float32_math.py     float32 exp, log, sin, ... rounded as PyTorch rounds them
+       numpy_names.py      axis= and keepdims=, accepted where PyTorch accepts them
+       linspace_values.py  linspace's numbers, as PyTorch's kernel computes them
+       cuda.py        no GPU here: torch.cuda.is_available() is False
+       accelerator.py torch.accelerator: none here
+       serialization.py  torch.save, torch.load
 
 Adding an operation (``atan``, say) takes its node class in ops.py and one line in
 functional.py's registry; docs/engine.md shows both.
 """
-from . import autograd, functional, methods
+from . import accelerator, autograd, cuda, functional, methods
 from .creation import (
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, normal, ones,
     ones_like, rand, rand_like, randint, randn, randn_like, randperm, seed, tensor, zeros, zeros_like,
@@ -41,9 +56,17 @@ from .dtypes import (
     Size, bool, device, double, dtype, float, float16, float32, float64, get_default_dtype, half, int, int8,
     int16, int32, int64, long, set_default_dtype, short, uint8,
 )
+from .default_device import get_default_device, set_default_device
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .legacy import (
+    BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
+)
 from .printing import set_printoptions
+from .random_generator import Generator
+from .serialization import load, save
 from .tensor import Tensor
+from .update_ops import addcdiv, addcmul, lerp
+from . import nn, optim, utils  # (they build on everything above)
 
 __version__ = "0.1.0"
 

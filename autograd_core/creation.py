@@ -22,8 +22,9 @@ def manual_seed(seed):
 seed = manual_seed
 
 
-def _rng():
-    return _generator[0]
+def _rng(generator=None):
+    """NumPy's generator behind ``generator`` (a ``torch.Generator``), or the global one."""
+    return _generator[0] if generator is None else generator._rng
 
 
 def _finish(data, dtype, requires_grad):
@@ -109,7 +110,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     >>> torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
     """
     if device is not None:
-        dtypes.device(device)
+        dtypes.on_cpu(device)
     if isinstance(data, Tensor):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
@@ -155,27 +156,29 @@ def _size(size):
     return tuple(builtins.int(s) for s in size)
 
 
-def _filled(fill, size, dtype, requires_grad, default=None):
+def _filled(fill, size, dtype, requires_grad, default=None, device=None):
+    if device is not None:
+        dtypes.on_cpu(device)
     d = dtypes.as_dtype(dtype) if dtype is not None else (default or dtypes.get_default_dtype())
     return _finish(np.full(_size(size), fill, dtype=d.numpy), None, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(1, size, dtype, requires_grad)
+    return _filled(1, size, dtype, requires_grad, device=device)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(0, size, dtype, requires_grad)
+    return _filled(0, size, dtype, requires_grad, device=device)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(0, size, dtype, requires_grad)
+    return _filled(0, size, dtype, requires_grad, device=device)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = dtypes.result_type([], [], [fill_value])
-    return _filled(fill_value, (size,), dtype, requires_grad)
+    return _filled(fill_value, (size,), dtype, requires_grad, device=device)
 
 
 def ones_like(input, dtype=None, requires_grad=False, device=None):
@@ -219,8 +222,13 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    """``steps`` evenly spaced numbers from ``start`` to ``end``, both included."""
+    from .linspace_values import linspace_values
+
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     d = dtypes.as_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
-    return _finish(np.linspace(start, end, steps).astype(d.numpy), None, requires_grad)
+    return _finish(linspace_values(start, end, steps, d.numpy), None, requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
@@ -238,12 +246,12 @@ def _random(draw, size, dtype, requires_grad, kwargs_size):
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs):
     """Uniform numbers in [0, 1); ``rand(2, 3)`` or ``rand(size=(2, 3))``."""
-    return _random(lambda s: _rng().random(s), size, dtype, requires_grad, kwargs.get("size"))
+    return _random(lambda s: _rng(generator).random(s), size, dtype, requires_grad, kwargs.get("size"))
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs):
     """Standard normal numbers; ``randn(2, 3)`` or ``randn(size=(2, 3))``."""
-    return _random(lambda s: _rng().standard_normal(s), size, dtype, requires_grad, kwargs.get("size"))
+    return _random(lambda s: _rng(generator).standard_normal(s), size, dtype, requires_grad, kwargs.get("size"))
 
 
 def normal(mean, std, size, requires_grad=False):
@@ -256,5 +264,5 @@ def randint(low, high=None, size=(), dtype=None, requires_grad=False):
     return _finish(_rng().integers(low, high, _size((size,))), dtype, requires_grad)
 
 
-def randperm(n, dtype=None):
-    return _finish(_rng().permutation(n).astype(np.int64), dtype, False)
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    return _finish(_rng(generator).permutation(n).astype(np.int64), dtype, requires_grad)

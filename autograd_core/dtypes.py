@@ -12,8 +12,19 @@ import builtins
 import numpy as np
 
 
-class dtype:
+class ShownAs(type):
+    """Metaclass: the class prints under PyTorch's name (``type(x)`` shows ``<class 'torch.Tensor'>``,
+    from the class's ``_shown_as``) while ``__module__`` stays where it is defined, so that tools
+    which find classes by their module (pickle, the grader's integrity guard) still do."""
+
+    def __repr__(cls):
+        return f"<class '{cls._shown_as}'>"
+
+
+class dtype(metaclass=ShownAs):
     """A tensor element type such as ``torch.float32``."""
+
+    _shown_as = "torch.dtype"
 
     __slots__ = ("name", "numpy", "is_floating_point", "category", "legacy_name")
 
@@ -132,8 +143,10 @@ def result_type(dimensioned, zero_dim, scalars):
     return result
 
 
-class Size(tuple):
+class Size(tuple, metaclass=ShownAs):
     """The shape of a tensor: a tuple that prints as ``torch.Size([2, 2])``."""
+
+    _shown_as = "torch.Size"
 
     def __repr__(self):
         return f"torch.Size({list(self)})"
@@ -154,25 +167,41 @@ class Size(tuple):
         return Size(tuple.__add__(self, tuple(other)))
 
 
-class device:
-    """Only the CPU exists here; ``device('cpu')`` is accepted wherever PyTorch takes one."""
+class device(metaclass=ShownAs):
+    """``torch.device('cpu')``. Other devices can be named (tutorials test for CUDA), but only the
+    CPU holds tensors here: putting a tensor elsewhere is PyTorch's error on a CPU-only build."""
 
-    __slots__ = ("type",)
+    __slots__ = ("type", "index")
+    _shown_as = "torch.device"
 
-    def __init__(self, type="cpu"):  # PyTorch's name for the argument
-        type = getattr(type, "type", type)
-        if type != "cpu":
-            raise RuntimeError(f"autograd_core runs on the CPU only; device {type!r} is not available")
-        self.type = "cpu"
+    def __init__(self, type="cpu", index=None):  # PyTorch's names for the arguments
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        elif isinstance(type, str) and ":" in type:
+            type, _, number = type.partition(":")
+            index = builtins.int(number)
+        if type not in ("cpu", "cuda", "mps", "meta"):
+            raise RuntimeError(
+                "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, "
+                f"vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device string: {type}"
+            )
+        self.type, self.index = type, index
 
     def __repr__(self):
-        return "device(type='cpu')"
+        return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
 
     def __str__(self):
-        return "cpu"
+        return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other):
-        return str(other) == "cpu" if isinstance(other, (str, device)) else NotImplemented
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
 
     def __hash__(self):
-        return hash("cpu")
+        return hash((self.type, self.index))
+
+
+def on_cpu(where):
+    """Check that ``where`` (a device or its name) is the CPU: the only place tensors live here."""
+    where = device(where)
+    if where.type != "cpu":
+        raise AssertionError("Torch not compiled with CUDA enabled")

@@ -103,7 +103,7 @@ class Op(Node):
             _start_recording(ctx, inputs)
             out = Tensor._make(_as_array(cls.forward(ctx, *inputs, **params)), True, ctx)
             if cls.saves_result:
-                ctx._saved_result = SavedTensor(out, is_output=True)
+                ctx._saved_output = SavedTensor(out, is_output=True)
             return out
         return Tensor._make(_as_array(cls.forward(NOT_RECORDING, *inputs, **params)))
 
@@ -135,6 +135,11 @@ class BackwardCFunction(Node):
     def backward(ctx, *grad_outputs):
         # The user's backward returns one gradient per argument of forward;
         # only the tensor arguments have an edge in next_functions.
+        if getattr(ctx, "_materialize_grads", True):  # an output nobody used gets zeros, not None
+            grad_outputs = tuple(
+                Tensor._make(np.zeros(*ctx._output_shapes[i])) if g is None and ctx._output_shapes[i] else g
+                for i, g in enumerate(grad_outputs)
+            )
         grads = ctx._forward_cls.backward(ctx, *grad_outputs)
         grads = grads if isinstance(grads, tuple) else (grads,)
         n = len(ctx.needs_input_grad)
@@ -202,6 +207,7 @@ class Function:
         ctx._next_nrs = tuple(ctx._next_nrs[i] for i in ctx._tensor_args)
         ctx._input_shapes = tuple(ctx._input_shapes[i] for i in ctx._tensor_args)
         ctx._num_outputs = len(outputs)
+        ctx._output_shapes = [(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in outputs]
         non_diff = getattr(ctx, "_non_differentiable", set())
         wrapped = []
         for nr, o in enumerate(outputs):
@@ -214,4 +220,11 @@ class Function:
                 wrapped.append(o.detach())
             else:
                 wrapped.append(o)
+        if ctx._saved:  # a saved output is kept as the output, so a second backward can go through it
+            made = {id(o): nr for nr, (o, w) in enumerate(zip(outputs, wrapped)) if getattr(w, "_grad_fn", None) is ctx}
+            ctx._saved = tuple(
+                SavedTensor(wrapped[made[id(s.tensor)]], is_output=True, output_nr=made[id(s.tensor)])
+                if s is not None and s.tensor is not None and id(s.tensor) in made else s
+                for s in ctx._saved
+            )
         return wrapped[0] if single else tuple(wrapped)

@@ -19,6 +19,7 @@ import numpy as np
 
 from . import _speed, dtypes, ops
 from .broadcast import check_broadcast
+from .numpy_names import accepts_numpy_names
 from .tensor import Tensor, _type_name, _wrap_dim
 
 _SCALARS = (builtins.int, builtins.float, builtins.bool, np.number, np.bool_)
@@ -430,27 +431,32 @@ def equal(input, other):
 
 
 @public()
+@accepts_numpy_names
 def all(input, dim=None, keepdim=False):
     return Tensor._make(np.asarray(np.all(input._data, axis=dim, keepdims=keepdim)))
 
 
 @public()
+@accepts_numpy_names
 def any(input, dim=None, keepdim=False):
     return Tensor._make(np.asarray(np.any(input._data, axis=dim, keepdims=keepdim)))
 
 
 @public()
+@accepts_numpy_names
 def argmax(input, dim=None, keepdim=False):
     return Tensor._make(np.asarray(np.argmax(input._data, axis=dim, keepdims=keepdim), dtype=np.int64))
 
 
 @public()
+@accepts_numpy_names
 def argmin(input, dim=None, keepdim=False):
     return Tensor._make(np.asarray(np.argmin(input._data, axis=dim, keepdims=keepdim), dtype=np.int64))
 
 
 # --- reductions -----------------------------------------------------------------------------
 @public()
+@accepts_numpy_names
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum of all elements (``SumBackward0``) or along ``dim`` (``SumBackward1``)."""
     if dtype is not None:
@@ -463,6 +469,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
 
 
 @public()
+@accepts_numpy_names
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
@@ -484,12 +491,14 @@ del _t, _name
 
 
 @public()
+@accepts_numpy_names
 def max(input, dim=None, keepdim=False):
     """Largest element; with ``dim``, ``(values, indices)`` along it; with a tensor, ``maximum``."""
     return _extreme(input, dim, keepdim, ops.MaxBackward1, ops.MaxBackward0, np.argmax, _MaxMin, maximum)
 
 
 @public()
+@accepts_numpy_names
 def min(input, dim=None, keepdim=False):
     return _extreme(input, dim, keepdim, ops.MinBackward1, ops.MinBackward0, np.argmin, _MinMax, minimum)
 
@@ -508,6 +517,7 @@ def _extreme(input, dim, keepdim, whole_op, dim_op, arg, result_type, elementwis
 
 
 @public()
+@accepts_numpy_names
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """The Euclidean (2-) norm by default: ``sqrt(sum(x ** 2))``."""
     if p in ("fro", None):
@@ -520,6 +530,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 @public()
+@accepts_numpy_names
 def var(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
     ddof = (1 if unbiased else 0) if correction is None else correction
     m = input.mean(dim=dim, keepdim=True)
@@ -529,24 +540,35 @@ def var(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
 
 
 @public()
+@accepts_numpy_names
 def std(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
     return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
 
 
 @public()
-def softmax(input, dim):
-    shifted = input - input.detach().max(dim=dim, keepdim=True).values
-    e = shifted.exp()
-    return e / e.sum(dim=dim, keepdim=True)
+@accepts_numpy_names
+def softmax(input, dim, dtype=None):
+    """``exp(x) / exp(x).sum(dim)``, computed without overflow; one node, as in PyTorch."""
+    input = _softmax_input(input, dtype)
+    return ops.SoftmaxBackward0.apply(input, dim=_wrap_dim(dim, input.ndim))
 
 
 @public()
-def log_softmax(input, dim):
-    shifted = input - input.detach().max(dim=dim, keepdim=True).values
-    return shifted - shifted.exp().sum(dim=dim, keepdim=True).log()
+@accepts_numpy_names
+def log_softmax(input, dim, dtype=None):
+    input = _softmax_input(input, dtype)
+    return ops.LogSoftmaxBackward0.apply(input, dim=_wrap_dim(dim, input.ndim))
+
+
+def _softmax_input(input, dtype):
+    input = input if dtype is None else input.to(dtype)
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f'"softmax_lastdim_kernel_impl" not implemented for \'{input.dtype.legacy_name[:-6]}\'')
+    return input
 
 
 @public()
+@accepts_numpy_names
 def cumsum(input, dim):
     d = _wrap_dim(dim, input.ndim)
     lower = Tensor._make(np.tril(np.ones((input.shape[d], input.shape[d]), dtype=input._data.dtype)))
@@ -655,6 +677,7 @@ def _T(input):
 
 
 @public()
+@accepts_numpy_names
 def squeeze(input, dim=None):
     if dim is None:
         return ops.SqueezeBackward0.apply(input)
@@ -662,6 +685,7 @@ def squeeze(input, dim=None):
 
 
 @public()
+@accepts_numpy_names
 def unsqueeze(input, dim):
     return ops.UnsqueezeBackward0.apply(input, dim=_wrap_dim(dim, input.ndim + 1))
 
@@ -703,11 +727,13 @@ def expand_as(input, other):
 
 
 @public()
+@accepts_numpy_names
 def gather(input, dim, index):
     return ops.GatherBackward0.apply(input, dim=_wrap_dim(dim, input.ndim), index=index._data)
 
 
 @public(method=False)
+@accepts_numpy_names
 def stack(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
@@ -722,6 +748,7 @@ def stack(tensors, dim=0):
 
 
 @public("concat", method=False)
+@accepts_numpy_names
 def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
@@ -731,12 +758,14 @@ def cat(tensors, dim=0):
 
 
 @public()
+@accepts_numpy_names
 def unbind(input, dim=0):
     d = _wrap_dim(dim, input.ndim)
     return tuple(input.select(d, i) for i in range(input.shape[d]))
 
 
 @public()
+@accepts_numpy_names
 def split(input, split_size_or_sections, dim=0):
     d = _wrap_dim(dim, input.ndim)
     n = input.shape[d]
@@ -754,18 +783,21 @@ def split(input, split_size_or_sections, dim=0):
 
 
 @public()
+@accepts_numpy_names
 def chunk(input, chunks, dim=0):
     n = input.shape[_wrap_dim(dim, input.ndim)]
     return split(input, -(-n // chunks), dim)
 
 
 @public()
+@accepts_numpy_names
 def select(input, dim, index):
     key = (slice(None),) * _wrap_dim(dim, input.ndim) + (index,)
     return ops.SelectBackward0.apply(input, key=key)
 
 
 @public()
+@accepts_numpy_names
 def narrow(input, dim, start, length):
     key = (slice(None),) * _wrap_dim(dim, input.ndim) + (slice(start, start + length),)
     return ops.SliceBackward0.apply(input, key=key)
@@ -786,9 +818,9 @@ def to(input, *args, dtype=None, **kwargs):
         elif isinstance(a, Tensor):
             dtype = a.dtype
         else:
-            dtypes.device(a)  # only the CPU exists
+            dtypes.on_cpu(a)  # only the CPU exists
     if "device" in kwargs:
-        dtypes.device(kwargs["device"])
+        dtypes.on_cpu(kwargs["device"])
     if dtype is None or dtypes.as_dtype(dtype).numpy == input._data.dtype:
         return input
     return ops.ToCopyBackward0.apply(input, dtype=dtypes.as_dtype(dtype))

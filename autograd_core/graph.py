@@ -36,6 +36,20 @@ def short_name(node):
     return re.sub(r"Backward\d*$", "", node.name())
 
 
+# (pack, unpack) pairs of the saved_tensors_hooks blocks in force, innermost last.
+SAVED_TENSORS_HOOKS = []
+
+
+def _without_hooks(hook, value):
+    """Run a pack or unpack hook; what the hook itself saves is saved plainly (as in PyTorch)."""
+    outer = SAVED_TENSORS_HOOKS[:]
+    SAVED_TENSORS_HOOKS.clear()
+    try:
+        return hook(value)
+    finally:
+        SAVED_TENSORS_HOOKS[:] = outer
+
+
 class SavedTensor:
     """A tensor saved for backward, with the version it had when it was saved.
 
@@ -44,24 +58,49 @@ class SavedTensor:
     using the wrong numbers.
     """
 
-    __slots__ = ("tensor", "counter", "version", "data")
+    __slots__ = ("tensor", "counter", "version", "data", "unpack_hook", "output_nr")
 
-    def __init__(self, tensor, is_output=False):
+    def __init__(self, tensor, is_output=False, output_nr=0):
         self.counter = tensor._version_counter
         self.version = self.counter.value
-        if is_output:
+        self.unpack_hook = None
+        if SAVED_TENSORS_HOOKS:  # inside autograd.graph.saved_tensors_hooks(pack, unpack)
+            pack, self.unpack_hook = SAVED_TENSORS_HOOKS[-1]
+            self.tensor, self.data = None, _without_hooks(pack, tensor)
+        elif is_output:
             # Keeping the node's own output would make a cycle (out -> node -> out) that only
             # the garbage collector could free: keep its storage, rebuild it on demand.
             self.tensor, self.data = None, tensor._data
+            self.output_nr = output_nr  # which of the node's outputs (a user Function may have several)
         else:
             self.tensor, self.data = tensor, None
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        """Keep ``pack_hook(tensor)`` instead of the tensor; ``unpack_hook`` gives it back when needed
+        (``y.grad_fn._raw_saved_self.register_hooks(pack, unpack)``)."""
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("Expected both arguments to be callable")
+        if self.unpack_hook is not None:
+            raise RuntimeError("SavedTensor hooks have already been set on this SavedTensor. You can only set them once.")
+        tensor = self.tensor
+        if tensor is None:  # a saved output: what it is rebuilt from
+            from .tensor import Tensor
+
+            tensor = Tensor._make(self.data, True)
+            tensor._version_counter = self.counter
+        self.tensor, self.data, self.unpack_hook = None, _without_hooks(pack_hook, tensor), unpack_hook
 
     def unpack(self, node):
         """The saved tensor; ``node`` is the node that saved it (a saved output's ``grad_fn``)."""
         t = self.tensor
-        if t is None:
+        if self.unpack_hook is not None:
+            t = _without_hooks(self.unpack_hook, self.data)
+            if not isinstance(t, Tensor):
+                raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type {type(t).__name__}")
+        elif t is None:
             t = Tensor._make(self.data, True, node)
             t._version_counter = self.counter
+            t._output_nr = self.output_nr
         if self.counter.value != self.version:
             made_by = t.grad_fn
             which = f", which is output 0 of {short_name(made_by)}," if made_by is not None else ""
@@ -81,7 +120,7 @@ class Node:
     # Most state is set lazily by the recording code (see function.py); the
     # defaults here keep a node that saved nothing cheap.
     _saved = ()
-    _saved_result = None
+    _saved_output = None
     _freed = False
     _pre_hooks = None
     _post_hooks = None
@@ -92,6 +131,15 @@ class Node:
 
     def name(self):
         return type(self).__name__
+
+    def __getattr__(self, attribute):
+        # Only reached for attributes a node does not have: grad_fn._saved_self and its kin.
+        if attribute.startswith(("_saved_", "_raw_saved_")):
+            from .saved_names import saved_value
+
+            raw = attribute.startswith("_raw_")
+            return saved_value(self, attribute[len("_raw_saved_" if raw else "_saved_"):], raw=raw)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attribute}'")
 
     @property
     def next_functions(self):
@@ -120,17 +168,17 @@ class Node:
         """The op's own output, for formulas like d exp(x) = exp(x) dx."""
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        return self._saved_result.unpack(self)
+        return self._saved_output.unpack(self)
 
     def has_saved_tensors(self):
         """True while the node holds tensors that a backward pass needs."""
-        return bool(self._saved) or self._saved_result is not None
+        return bool(self._saved) or self._saved_output is not None
 
     def release_saved_tensors(self):
         """Free what backward needed; only a node that saved something can be 'freed'."""
-        if self._saved or self._saved_result is not None:
+        if self._saved or self._saved_output is not None:
             self._saved = ()
-            self._saved_result = None
+            self._saved_output = None
             self._freed = True
 
     # -- hooks -------------------------------------------------------------------

@@ -18,7 +18,7 @@ import numbers
 
 import numpy as np
 
-from . import _speed, dtypes, indexing, inplace, ops
+from . import _speed, dtypes, indexing, inplace, inplace_unary, legacy, ops, update_ops
 from .autograd import api
 from .creation import empty, tensor
 from .functional import _SCALARS, FUNCTIONS, METHODS
@@ -118,6 +118,6 @@ def attach():
     """Give ``Tensor`` all of the above."""
     Tensor.__init__ = _legacy_init
     Tensor.backward = backward
-    for table in (METHODS, inplace.METHODS, OPERATORS):
+    for table in (METHODS, inplace.METHODS, OPERATORS, legacy.METHODS, update_ops.METHODS, inplace_unary.METHODS):
         for name, f in table.items():
             setattr(Tensor, name, f)

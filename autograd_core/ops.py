@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from . import _speed, dtypes, grad_mode
+from . import _speed, dtypes, float32_math, grad_mode
 from .function import Op
 from .tensor import Tensor, _wrap_dim
 
@@ -54,7 +54,7 @@ class AddBackward0(Op):
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         ctx.alpha = alpha
-        return a._data + _data(b) if alpha == 1 else a._data + alpha * _data(b)
+        return a._data + _data(b) if alpha == 1 else float32_math.add_scaled(a._data, _data(b), alpha)
 
     @staticmethod
     def backward(ctx, grad):
@@ -65,7 +65,7 @@ class SubBackward0(Op):
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         ctx.alpha = alpha
-        return _data(a) - _data(b) if alpha == 1 else _data(a) - alpha * _data(b)
+        return _data(a) - _data(b) if alpha == 1 else float32_math.add_scaled(_data(a), _data(b), -alpha)
 
     @staticmethod
     def backward(ctx, grad):
@@ -91,13 +91,14 @@ class MulBackward0(Op):
         # is kept as ctx.b_number; like PyTorch's saved scalar, it makes x * 2 a node that
         # backward frees, so a second backward through it needs retain_graph=True.
         need_a, need_b = ctx.needs_input_grad or (False, False)
-        ctx.save_for_backward(a if need_b else None, b if need_a and type(b) is Tensor else None)
+        # (other before self: the order in which PyTorch packs them, which saved-tensor hooks can see)
+        ctx.save_for_backward(b if need_a and type(b) is Tensor else None, a if need_b else None)
         ctx.b_number = None if type(b) is Tensor else b
         return a._data * _data(b)
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
+        b, a = ctx.saved_tensors
         b = ctx.b_number if b is None else b
         return (grad * b if ctx.needs_input_grad[0] else None), (grad * a if ctx.needs_input_grad[1] else None)
 
@@ -209,7 +210,7 @@ class ExpBackward0(Op):
     @staticmethod
     def forward(ctx, a):
         with _quietly():
-            return np.exp(a._data)
+            return float32_math.exp(a._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -221,7 +222,7 @@ class LogBackward0(Op):
     def forward(ctx, a):
         ctx.save_for_backward(a)
         with _quietly():
-            return np.log(a._data)
+            return float32_math.log(a._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -268,7 +269,7 @@ class SinBackward0(Op):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return np.sin(a._data)
+        return float32_math.sin(a._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -280,7 +281,7 @@ class CosBackward0(Op):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return np.cos(a._data)
+        return float32_math.cos(a._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -293,7 +294,7 @@ class TanhBackward0(Op):
 
     @staticmethod
     def forward(ctx, a):
-        return np.tanh(a._data)
+        return float32_math.tanh(a._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -306,10 +307,8 @@ class SigmoidBackward0(Op):
 
     @staticmethod
     def forward(ctx, a):
-        x = a._data
-        # exp of a large positive number overflows; use the form that is stable for each sign.
-        e = np.exp(-np.abs(x))
-        return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+        with _quietly():
+            return float32_math.sigmoid(a._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -888,3 +887,37 @@ class CatBackward0(Op):
     @staticmethod
     def backward(ctx, grad):
         return tuple(grad.split(ctx.sizes, ctx.dim))
+
+
+# --- softmax ---------------------------------------------------------------------------
+class SoftmaxBackward0(Op):
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        x = a._data
+        with np.errstate(invalid="ignore"):
+            e = float32_math.exp(x - x.max(axis=dim, keepdims=True))
+            return e / e.sum(axis=dim, keepdims=True)
+
+    @staticmethod
+    def backward(ctx, grad):
+        y = ctx.result
+        return (y * (grad - (grad * y).sum(dim=ctx.dim, keepdim=True)),)
+
+
+class LogSoftmaxBackward0(Op):
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        x = a._data
+        with np.errstate(invalid="ignore", divide="ignore"):
+            shifted = x - x.max(axis=dim, keepdims=True)
+            return shifted - float32_math.log(float32_math.exp(shifted).sum(axis=dim, keepdims=True))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad - ctx.result.exp() * grad.sum(dim=ctx.dim, keepdim=True),)

@@ -24,6 +24,7 @@ import weakref
 import numpy as np
 
 from . import dtypes, grad_mode, printing
+from .dtypes import ShownAs
 from .hooks import add_hook
 
 _NON_LEAF_GRAD_WARNING = (
@@ -41,8 +42,10 @@ class VersionCounter:
     value = 0  # a class default: making a counter costs no __init__ call
 
 
-class Tensor:
+class Tensor(metaclass=ShownAs):
     """A multi-dimensional array that can record the operations applied to it."""
+
+    _shown_as = "torch.Tensor"  # type(x) prints <class 'torch.Tensor'>, as tutorials show
 
     # Hot fields live in slots; rarely set ones fall back to the class defaults below.
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_output_nr", "_counter", "__dict__", "__weakref__")
@@ -50,6 +53,7 @@ class Tensor:
     _hooks = None  # hooks of a leaf, run by AccumulateGrad
     _grad_accumulator = None
     _retains_grad = False
+    _is_parameter = False  # set by nn.Parameter: prints "Parameter containing:", as in PyTorch
     __array_priority__ = 1000  # numpy scalars on the left defer to Tensor's operators
 
     @staticmethod
@@ -135,7 +139,8 @@ class Tensor:
             suffixes.append(f"grad_fn=<{type(self._grad_fn).__name__}>")
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
-        return printing.format_tensor(self._data, suffixes)
+        text = printing.format_tensor(self._data, suffixes)
+        return "Parameter containing:\n" + text if self._is_parameter else text
 
     __str__ = __repr__
 
@@ -305,6 +310,7 @@ class Tensor:
                 "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment."
             )
         t = Tensor._make(self._data.copy(), self._requires_grad)
+        t._is_parameter = self._is_parameter
         memo[id(self)] = t
         return t
 

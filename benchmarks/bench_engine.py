@@ -175,6 +175,38 @@ def mlp_numpy():
     return run
 
 
+# --- workload: float32 elementwise functions, rounded as PyTorch rounds them ---------------------------
+ROUNDED = ("exp", "log", "sin", "cos", "tanh")
+ROUNDED_SIZES = ((2, 2), (256, 256))
+
+
+def rounding_runs(shape):
+    """What correct rounding costs per call: the engine's float32 function (computed in float64,
+    rounded once) beside NumPy's own float32 kernel (what it computed before), PyTorch, and the
+    engine's float64 path (which must not pay for it). Each run calls all five functions 100 times."""
+    rng = np.random.default_rng(1)
+    a32 = (np.abs(rng.standard_normal(shape)) + 0.5).astype(np.float32)
+    a64 = a32.astype(np.float64)
+    runs = {}
+
+    def calls(functions, x):
+        def run():
+            for _ in range(100):
+                for f in functions:
+                    f(x)
+        return run
+
+    for label, module, array in (("autograd_core float32", autograd_core, a32),
+                                 ("torch float32", torch, a32),
+                                 ("autograd_core float64", autograd_core, a64)):
+        if module is not None:
+            x = module.from_numpy(array.copy())
+            runs[label] = calls([getattr(module, f) for f in ROUNDED], x)
+    runs["numpy float32 ufuncs"] = calls([getattr(np, f) for f in ROUNDED], a32)
+    runs["numpy float64 ufuncs"] = calls([getattr(np, f) for f in ROUNDED], a64)
+    return runs
+
+
 def engines(workload):
     table = {"autograd_core": None, "torch": None, "mygrad": None, "hips autograd": None, "numpy (by hand)": None}
     if workload == "chain":
@@ -284,12 +316,12 @@ def course_wall_time():
 PEERS = ("torch", "numpy (by hand)")
 
 
-def table(title, times, unit="ms", scale=1e3):
+def table(title, times, unit="ms", scale=1e3, peers=PEERS):
     """Median time per engine, and its ratio to each peer as the median of the per-round
     ratios: engines that ran in the same round met the same machine, so a slow stretch of
     a shared machine cancels out of the ratio."""
     print(f"\n### {title}\n")
-    peers = [p for p in PEERS if p in times]
+    peers = [p for p in peers if p in times]
     print("| engine | median | " + " | ".join(f"/ {p}" for p in peers) + " |")
     print("|---|---|" + "---|" * len(peers))
     summary = {}
@@ -306,13 +338,29 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--skip-notebooks", action="store_true")
     ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument("--only", nargs="+", choices=("chain", "mlp", "rounding", "deep", "memory", "notebooks"),
+                    help="run only these workloads")
     args = ap.parse_args()
+    wanted = set(args.only or ("chain", "mlp", "rounding", "deep", "memory", "notebooks"))
     results = {}
 
-    results["chain"] = table(f"Tiny-op overhead: {CHAIN} elementwise ops on a 2x2 tensor, then backward",
-                             interleaved(engines("chain"), args.rounds))
-    results["mlp"] = table(f"MLP: batch {BATCH}, {IN}->{HIDDEN}->{OUT} relu, float32, {STEPS} steps",
-                           interleaved(engines("mlp"), args.rounds))
+    if "chain" in wanted:
+        results["chain"] = table(f"Tiny-op overhead: {CHAIN} elementwise ops on a 2x2 tensor, then backward",
+                                 interleaved(engines("chain"), args.rounds))
+    if "mlp" in wanted:
+        results["mlp"] = table(f"MLP: batch {BATCH}, {IN}->{HIDDEN}->{OUT} relu, float32, {STEPS} steps",
+                               interleaved(engines("mlp"), args.rounds))
+    if "rounding" in wanted:
+        for shape in ROUNDED_SIZES:
+            key = "rounding " + "x".join(map(str, shape))
+            results[key] = table(f"{', '.join(ROUNDED)} on {'x'.join(map(str, shape))}, 100 calls each "
+                                 "(float32 rounded as PyTorch rounds it; float64 untouched)",
+                                 interleaved(rounding_runs(shape), args.rounds), unit="ms",
+                                 peers=("numpy float32 ufuncs", "torch float32", "numpy float64 ufuncs"))
+    if not wanted & {"deep", "memory", "notebooks"}:
+        if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=2))
+        return
 
     print("\n### Deep graph: a chain of n ops, backward (fresh process each, median of 3)\n")
     print("| engine | n | seconds | microseconds per op | graph memory before backward (MiB) |\n|---|---|---|---|---|")

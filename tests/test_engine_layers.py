@@ -41,7 +41,7 @@ def engine_imports(path):
             base = package[:len(package) - node.level + 1]
             names = [node.module] if node.module else [a.name for a in node.names]
             for name in names:
-                found.add((*base, *name.split("."))[1] if len(base) == 1 else "autograd")
+                found.add((*base, *name.split("."))[1])  # a subpackage (autograd/, nn/, ...) is one module
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
             found.update(m.split(".")[1] for m in modules if m.startswith("autograd_core."))

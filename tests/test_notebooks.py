@@ -131,6 +131,17 @@ KEY_RESULTS = {
         "0\n1\nRuntimeError: one of the variables needed for gradient computation has been modified by an inplace "
         "operation: [torch.FloatTensor [3]], which is output 0 of",
     ],
+    "10_modules_and_optimizers": [
+        "Linear(in_features=2, out_features=1, bias=True)\nweight (1, 2) leaf: True requires_grad: True grad: None\n"
+        "bias (1,) leaf: True requires_grad: True grad: None\nTrue",
+        "True\n<AddmmBackward0 object at 0x",
+        "MSELoss()\nSGD (\nParameter Group 0\n    dampening: 0\n",
+        "<MseLossBackward0 object at 0x",
+        "close to the true parameters: True True",
+        "the same after every step: True",
+        "False\nNone",
+        "['w', 'b']\nOrderedDict",
+    ],
 }
 # How many plots (image/png outputs in the cells themselves) each lesson shows.
 IMAGES = {"01_recording_history": 1, "02_backward_and_grad": 1, "07_higher_derivatives": 3, "08_under_the_hood": 4,
@@ -255,8 +266,8 @@ def code_cells(nb):
 # -- the committed notebooks ---------------------------------------------------------
 
 
-def test_there_are_nine_lessons():
-    assert len(LESSONS) == 9 and set(KEY_RESULTS) == set(LESSONS)
+def test_there_are_ten_lessons():
+    assert len(LESSONS) == 10 and set(KEY_RESULTS) == set(LESSONS)
 
 
 def test_committed_notebooks_are_exactly_what_the_build_writes():

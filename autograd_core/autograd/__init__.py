@@ -4,8 +4,9 @@ from __future__ import annotations
 from ..function import Function, FunctionCtx
 from ..graph import Node
 from .api import backward, grad
-from .gradcheck import gradcheck
-from . import graph  # torch.autograd.graph.Node
+from .gradcheck import gradcheck, gradgradcheck
+from . import graph  # torch.autograd.graph.Node, saved_tensors_hooks
+from ..legacy import Variable
 
 
 class set_detect_anomaly:
@@ -24,5 +25,6 @@ class set_detect_anomaly:
 detect_anomaly = set_detect_anomaly
 
 __all__ = [
-    "Function", "FunctionCtx", "Node", "backward", "detect_anomaly", "grad", "gradcheck", "graph", "set_detect_anomaly",
+    "Function", "FunctionCtx", "Node", "Variable", "backward", "detect_anomaly", "grad", "gradcheck", "gradgradcheck",
+    "graph", "set_detect_anomaly",
 ]

@@ -77,3 +77,42 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
 class GradcheckError(RuntimeError):
     pass
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, gen_non_contig_grad_outputs=False,
+                  raise_exception=True, **kwargs):
+    """True if second derivatives agree with finite differences of first derivatives.
+
+    Checks ``gradcheck`` on the function ``(inputs, v) -> autograd.grad(func(inputs), inputs, v,
+    create_graph=True)``: the vector-Jacobian product, differentiated once more. ``v`` is random
+    (float64, requiring grad) unless ``grad_outputs`` gives it.
+    """
+    from ..creation import randn_like
+    from .api import grad
+
+    inputs = inputs if isinstance(inputs, tuple) else (inputs,)
+    outputs = func(*inputs)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    if grad_outputs is None:
+        grad_outputs = tuple(randn_like(o, requires_grad=True) for o in outputs)
+    grad_outputs = grad_outputs if isinstance(grad_outputs, tuple) else (grad_outputs,)
+    n = len(inputs)
+    differentiable = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+
+    def first_derivatives(*all_inputs):
+        xs, vs = all_inputs[:n], all_inputs[n:]
+        outs = func(*xs)
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        grads = grad(outs, [xs[i] for i in differentiable], vs, create_graph=True, allow_unused=True)
+        # a first derivative that no longer depends on anything is a constant: zeros
+        return _concatenate([g if g is not None else Tensor._make(np.zeros(xs[i]._data.shape, xs[i]._data.dtype))
+                             for i, g in zip(differentiable, grads)])
+
+    return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)
+
+
+def _concatenate(tensors):
+    from ..functional import cat
+
+    return cat([t.reshape(-1) for t in tensors])

@@ -1,0 +1,19 @@
+"""``torch.nn``: modules (layers that own their parameters), losses, and ``functional``.
+
+    parameter.py   Parameter: a leaf that requires grad, found by the module it is assigned to
+    module.py      Module: parameters(), zero_grad(), train()/eval(), state_dict(), printing
+    container.py   Sequential
+    layers.py      Linear, ReLU, Sigmoid, Tanh, Softmax, Flatten, Identity
+    loss.py        MSELoss, CrossEntropyLoss, BCEWithLogitsLoss, ...
+    functional.py  the same as functions: F.linear, F.mse_loss, F.cross_entropy, ...
+    ops.py         their graph nodes (AddmmBackward0, MseLossBackward0, ...), forward and backward
+    init.py        starting values: normal_, uniform_, xavier_*, kaiming_*
+    parallel.py    DataParallel (no GPUs here: it runs the module)
+"""
+from . import functional, init
+from .container import Sequential
+from .layers import Flatten, Identity, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from .module import Module
+from .parallel import DataParallel
+from .parameter import Parameter

@@ -1,0 +1,236 @@
+"""nn: modules, parameters, layers and losses against PyTorch's (values, gradients, graph nodes,
+printing, errors). Weights are set from the same numbers in both, since the random generators differ."""
+import collections
+
+import numpy as np
+import pytest
+
+from engine_helpers import same
+
+torch = pytest.importorskip("torch")
+
+RNG = np.random.default_rng(10)
+X = RNG.standard_normal((5, 4)).tolist()
+W1, B1 = RNG.standard_normal((3, 4)).tolist(), RNG.standard_normal(3).tolist()
+W2 = RNG.standard_normal((2, 3)).tolist()
+
+
+def model(m, *tail):
+    net = m.nn.Sequential(m.nn.Linear(4, 3), m.nn.ReLU(), m.nn.Linear(3, 2, bias=False), *tail)
+    with m.no_grad():
+        net[0].weight.copy_(m.tensor(W1))
+        net[0].bias.copy_(m.tensor(B1))
+        net[2].weight.copy_(m.tensor(W2))
+    return net
+
+
+def test_a_network_prints_and_computes_as_torchs():
+    def program(m):
+        net = model(m, m.nn.Sigmoid())
+        y = net(m.tensor(X))
+        y.sum().backward()
+        return repr(net), y, [(n, p, p.grad) for n, p in net.named_parameters()]
+
+    same(program)
+
+
+@pytest.mark.parametrize("shape", [(4,), (5, 4), (2, 5, 4)])
+def test_linear_records_torchs_nodes_for_any_batch_shape(shape):
+    def program(m):
+        layer = m.nn.Linear(4, 3)
+        with m.no_grad():
+            layer.weight.copy_(m.tensor(W1))
+            layer.bias.copy_(m.tensor(B1))
+        x = m.tensor(np.resize(np.array(X), shape).tolist(), requires_grad=True)
+        y = layer(x)
+        (y * y).sum().backward()
+        return y, x.grad, layer.weight.grad, layer.bias.grad
+
+    same(program)
+
+
+def test_linear_without_bias_and_shape_errors_match_torch():
+    same(lambda m: m.nn.Linear(4, 3, bias=False)(m.ones(2, 4)).grad_fn)
+    same(lambda m: m.nn.Linear(4, 3)(m.ones(2, 5)))
+    same(lambda m: (m.nn.Linear(4, 3).bias is None, m.nn.Linear(4, 3, bias=False).bias))
+
+
+def test_linear_starts_uniform_within_one_over_sqrt_fan_in():
+    import autograd_core
+
+    autograd_core.manual_seed(0)
+    layer = autograd_core.nn.Linear(100, 50)
+    for p in (layer.weight, layer.bias):
+        values = p.detach().numpy()
+        assert np.abs(values).max() <= 0.1 and np.abs(values).max() > 0.09
+        assert p.requires_grad and p.is_leaf and p.dtype == autograd_core.float32
+
+
+@pytest.mark.parametrize("loss", [
+    lambda m, y, t, c: m.nn.MSELoss()(y, t), lambda m, y, t, c: m.nn.MSELoss(reduction="sum")(y, t),
+    lambda m, y, t, c: m.nn.MSELoss(reduction="none")(y, t), lambda m, y, t, c: m.nn.functional.mse_loss(y, t[:, :1]),
+    lambda m, y, t, c: m.nn.CrossEntropyLoss()(y, c), lambda m, y, t, c: m.nn.CrossEntropyLoss(reduction="sum")(y, c),
+    lambda m, y, t, c: m.nn.functional.cross_entropy(y, c, reduction="none"),
+    lambda m, y, t, c: m.nn.functional.nll_loss(y.log_softmax(dim=1), c),
+    lambda m, y, t, c: m.nn.BCEWithLogitsLoss()(y, (t > 0).float()),
+    lambda m, y, t, c: m.nn.functional.binary_cross_entropy_with_logits(y * 30, (t > 0).float(), reduction="sum"),
+    lambda m, y, t, c: m.nn.functional.binary_cross_entropy(y.sigmoid(), (t > 0).float()),
+    lambda m, y, t, c: m.nn.functional.softmax(y, dim=1), lambda m, y, t, c: m.softmax(y, 0),
+    lambda m, y, t, c: y.log_softmax(1), lambda m, y, t, c: m.nn.Softmax(dim=1)(y),
+    lambda m, y, t, c: m.nn.LogSoftmax(dim=1)(y), lambda m, y, t, c: m.nn.Tanh()(y),
+    lambda m, y, t, c: m.nn.Flatten()(y.reshape(5, 2, 1)), lambda m, y, t, c: m.nn.Identity()(y),
+])
+def test_losses_and_activations_give_torchs_values_gradients_and_nodes(loss):
+    def program(m):
+        y = m.tensor(np.array(X)[:, :2].tolist(), requires_grad=True)
+        t = m.tensor((np.array(X)[:, 2:] * 0.5).tolist(), requires_grad=True)
+        c = m.tensor([0, 1, 1, 0, 1])
+        out = loss(m, y, t, c)
+        (out * m.linspace(0.5, 1.5, out.numel()).reshape(out.shape)).sum().backward()
+        return out, y.grad, t.grad
+
+    same(program)
+
+
+def test_cross_entropy_with_class_probabilities_gives_torchs_values_and_gradients():
+    # (PyTorch's graph ends in DivBackward1, an internal node, so the nodes are not compared)
+    def program(m):
+        y = m.tensor(np.array(X)[:, :2].tolist(), requires_grad=True)
+        t = m.tensor((np.array(X)[:, 2:] * 0.5).tolist(), requires_grad=True)
+        loss = m.nn.functional.cross_entropy(y, t.softmax(1))
+        return loss.detach(), m.autograd.grad(loss, (y, t))
+
+    same(program)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda m: m.nn.CrossEntropyLoss()(m.ones(3, 2), m.tensor([0, 2, 1])),
+    lambda m: m.nn.CrossEntropyLoss()(m.ones(3, 2), m.tensor([0, 1])),
+    lambda m: m.nn.functional.nll_loss(m.ones(3, 2), m.tensor([0.0, 1.0, 1.0])),
+    lambda m: m.nn.BCEWithLogitsLoss()(m.ones(3), m.ones(3, 1)),
+    lambda m: m.nn.functional.binary_cross_entropy(m.tensor([1.5]), m.tensor([1.0])),
+    lambda m: m.nn.MSELoss(reduction="average")(m.ones(2), m.ones(2)),
+])
+def test_bad_loss_arguments_raise_torchs_errors(bad):
+    same(bad)
+
+
+def test_module_registers_parameters_and_submodules_by_attribute():
+    def program(m):
+        class Net(m.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = m.nn.Parameter(m.tensor([2.0]))
+                self.body = model(m)
+                self.register_buffer("offset", m.tensor([1.0]))
+                self.not_a_parameter = m.tensor([5.0])
+
+            def forward(self, x):
+                return self.body(x) * self.scale + self.offset
+
+        net = Net()
+        y = net(m.tensor(X)).sum()
+        y.backward()
+        return ([n for n, _ in net.named_parameters()], [n for n, _ in net.named_modules()],
+                [n for n, _ in net.named_children()], list(net.state_dict().keys()), repr(net),
+                net.scale, net.scale.grad, len(list(net.parameters())), [type(c).__name__ for c in net.children()])
+
+    same(program)
+
+
+def test_a_parameter_is_a_leaf_that_requires_grad_and_prints_as_one():
+    def program(m):
+        p = m.nn.Parameter(m.tensor([1.0, 2.0]))
+        q = m.nn.Parameter(m.tensor([1.0]), requires_grad=False)
+        return (repr(p), p.is_leaf, p.requires_grad, isinstance(p, m.nn.Parameter), isinstance(p * 2, m.nn.Parameter),
+                isinstance(m.ones(1), m.nn.Parameter), p * 2, repr(p.data), q.requires_grad, repr(p.detach()))
+
+    same(program)
+
+
+def test_zero_grad_train_eval_and_requires_grad_():
+    def program(m):
+        net = model(m)
+        net(m.tensor(X)).sum().backward()
+        had = [p.grad is not None for p in net.parameters()]
+        net.zero_grad()
+        net.eval()
+        modes = [mod.training for mod in net.modules()]
+        net.train()
+        net.requires_grad_(False)
+        return had, [p.grad for p in net.parameters()], modes, [mod.training for mod in net.modules()], \
+            [p.requires_grad for p in net.parameters()]
+
+    same(program)
+
+
+def test_state_dict_round_trip_and_its_errors():
+    def program(m):
+        net = model(m)
+        state = net.state_dict()
+        other = m.nn.Sequential(m.nn.Linear(4, 3), m.nn.ReLU(), m.nn.Linear(3, 2, bias=False))
+        result = other.load_state_dict(state)
+        return (repr(result), [(k, v) for k, v in state.items()], [p for p in other.parameters()],
+                type(state).__name__)
+
+    same(program)
+
+    def missing(m):
+        state = collections.OrderedDict(model(m).state_dict())
+        del state["0.bias"]
+        state["extra"] = m.ones(1)
+        return model(m).load_state_dict(state)
+
+    same(missing)
+    same(lambda m: model(m).load_state_dict({k: m.ones(1) for k in model(m).state_dict()}))
+
+    def not_strict(m):
+        result = model(m).load_state_dict({"0.bias": m.ones(3), "zzz": m.ones(1)}, strict=False)
+        return result.missing_keys, result.unexpected_keys
+
+    same(not_strict)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda m: m.nn.Module().forward(m.ones(1)),
+    lambda m: m.nn.Module()(m.ones(1)),
+    lambda m: m.nn.Linear(2, 1).no_such_thing,
+    lambda m: setattr(m.nn.Linear(2, 1), "weight", m.ones(1, 2)),
+    lambda m: model(m)[5],
+])
+def test_module_misuse_raises_torchs_errors(bad):
+    same(bad)
+
+
+def test_init_functions_fill_in_place_without_recording():
+    def program(m):
+        w = m.nn.Parameter(m.empty(3, 4))
+        m.nn.init.zeros_(w)
+        zeros = w.clone()
+        m.nn.init.constant_(w, 0.5)
+        return zeros, w, w.grad_fn, w.is_leaf, m.nn.init.calculate_gain("relu"), m.nn.init.calculate_gain("tanh")
+
+    same(program)
+
+
+@pytest.mark.parametrize("fill, bound", [
+    (lambda m, w: m.nn.init.xavier_uniform_(w), (6 / (40 + 30)) ** 0.5),
+    (lambda m, w: m.nn.init.kaiming_uniform_(w, nonlinearity="relu"), 3 ** 0.5 * 2 ** 0.5 / 40 ** 0.5),
+    (lambda m, w: m.nn.init.uniform_(w, -0.2, 0.2), 0.2),
+])
+def test_random_init_functions_stay_in_torchs_bounds(fill, bound):
+    import autograd_core
+
+    autograd_core.manual_seed(1)
+    w = autograd_core.empty(30, 40)
+    fill(autograd_core, w)
+    values = w.numpy()
+    assert np.abs(values).max() <= bound and np.abs(values).max() > 0.9 * bound
+
+
+def test_normal_init_has_the_asked_spread():
+    import autograd_core
+
+    autograd_core.manual_seed(2)
+    w = autograd_core.nn.init.normal_(autograd_core.empty(200, 200), mean=1.0, std=0.01).numpy()
+    assert abs(w.mean() - 1.0) < 1e-3 and abs(w.std() - 0.01) < 1e-3

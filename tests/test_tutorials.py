@@ -1,0 +1,73 @@
+"""PyTorch's autograd tutorials, d2l's preliminaries and micrograd's tests, run unchanged with the
+kit's engine in torch's place, print what PyTorch 2.13 printed.
+
+The code of each page is in ``tutorials/extracts/`` (verbatim; where it comes from, and every
+line dropped and why, in ``tutorials/sources.toml``); ``NAME.out`` is what PyTorch printed for it.
+``tutorials/run_as_torch.py`` runs an extract and explains how random numbers are shared.
+"""
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tutorials.record import run
+
+HERE = Path(__file__).parent / "tutorials"
+ENTRIES = tomllib.loads((HERE / "sources.toml").read_text(encoding="utf-8"))
+SOURCES = {name: entry for name, entry in ENTRIES.items() if "output" not in entry}  # (not: library parts)
+NUMBER = re.compile(r"-?\d+\.\d*(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
+
+
+def normalised(text, entry):
+    text = re.sub(r"0x[0-9a-fA-F]+", "0xADDR", text)
+    for pattern in entry.get("mask", []):
+        text = re.sub(pattern, "<masked>", text)
+    return text
+
+
+def assert_prints_alike(ours, theirs, entry):
+    ours, theirs = normalised(ours, entry), normalised(theirs, entry)
+    rtol, atol = entry.get("rtol"), entry.get("atol", 0.0)
+    if rtol is None:
+        assert ours == theirs
+        return
+    # Numbers within rtol and atol (see the entry's reason); everything else exactly.
+    assert NUMBER.sub("#", ours) == NUMBER.sub("#", theirs)
+    for a, b in zip(NUMBER.findall(ours), NUMBER.findall(theirs)):
+        assert abs(float(a) - float(b)) <= atol + rtol * abs(float(b)), f"{a} != {b}"
+
+
+def test_every_extract_has_a_source_and_a_recording():
+    extracts = {p.stem for p in (HERE / "extracts").glob("*.py")}
+    assert extracts == set(SOURCES)
+    for name, entry in ENTRIES.items():
+        assert {"repository", "path", "commit", "kind"} <= entry.keys(), name
+        for drop in entry.get("drop", []):
+            assert drop["reason"], (name, drop)
+    for name in SOURCES:
+        assert re.fullmatch(r"[0-9a-f]{40}", entry["commit"]), name
+        assert (HERE / "extracts" / f"{name}.out").read_text().strip(), name
+
+
+@pytest.fixture(scope="module")
+def printed_by_engine():
+    return run("engine", sorted(SOURCES))
+
+
+@pytest.fixture(scope="module")
+def printed_by_torch():
+    pytest.importorskip("torch")
+    return run("torch", sorted(SOURCES))
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_extract_prints_what_pytorch_printed(name, printed_by_engine):
+    recorded = (HERE / "extracts" / f"{name}.out").read_text(encoding="utf-8")
+    assert_prints_alike(printed_by_engine[name], recorded, SOURCES[name])
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_recording_is_what_pytorch_prints_today(name, printed_by_torch):
+    recorded = (HERE / "extracts" / f"{name}.out").read_text(encoding="utf-8")
+    assert normalised(printed_by_torch[name], SOURCES[name]) == normalised(recorded, SOURCES[name])

@@ -1,0 +1,75 @@
+"""utils.data: TensorDataset and DataLoader batch, shuffle and collate as PyTorch's do.
+
+Shuffled orders come from the engine's generator (not PyTorch's), so for shuffling the tests
+check what must hold for any order: every example once per epoch, a new order each epoch,
+the same order again from the same seed.
+"""
+import numpy as np
+import pytest
+
+import autograd_core
+from engine_helpers import same
+
+torch = pytest.importorskip("torch")
+
+
+def batches(m, **kwargs):
+    features = m.arange(20.0).reshape(10, 2)
+    labels = m.arange(10)
+    loader = m.utils.data.DataLoader(m.utils.data.TensorDataset(features, labels), **kwargs)
+    return len(loader), [tuple(b) for b in loader]
+
+
+@pytest.mark.parametrize("kwargs", [dict(batch_size=3), dict(batch_size=3, drop_last=True), dict(batch_size=10),
+                                    dict(batch_size=4, shuffle=False), dict()])
+def test_in_order_batches_are_torchs(kwargs):
+    same(lambda m: batches(m, **kwargs))
+
+
+def test_dataset_items_length_and_errors_are_torchs():
+    def program(m):
+        ds = m.utils.data.TensorDataset(m.arange(6.0).reshape(3, 2), m.tensor([1, 0, 1]))
+        return ds[1], ds[-1], len(ds), ds[0:2]
+
+    same(program)
+    same(lambda m: m.utils.data.TensorDataset(m.ones(3), m.ones(4)))
+    same(lambda m: m.utils.data.DataLoader(m.utils.data.TensorDataset(m.ones(3)), batch_size=0))
+
+
+def test_collate_stacks_tensors_and_makes_numbers_tensors():
+    class Pairs:
+        def __getitem__(self, i):
+            return i * 1.5, i
+
+        def __len__(self):
+            return 5
+
+    same(lambda m: [tuple(b) for b in m.utils.data.DataLoader(Pairs(), batch_size=2)])
+
+
+def order(loader):
+    return [int(i) for _, labels in loader for i in labels]
+
+
+def test_shuffling_visits_every_example_once_in_a_new_order_each_epoch():
+    loader = batches_loader(shuffle=True)
+    first, second = order(loader), order(loader)
+    assert sorted(first) == sorted(second) == list(range(100))
+    assert first != second and first != list(range(100))
+
+
+def test_a_seeded_generator_gives_the_same_order_again():
+    a = order(batches_loader(shuffle=True, generator=autograd_core.Generator().manual_seed(3)))
+    b = order(batches_loader(shuffle=True, generator=autograd_core.Generator().manual_seed(3)))
+    c = order(batches_loader(shuffle=True, generator=autograd_core.Generator().manual_seed(4)))
+    assert a == b != c
+
+
+def batches_loader(**kwargs):
+    ds = autograd_core.utils.data.TensorDataset(autograd_core.randn(100, 2), autograd_core.arange(100))
+    return autograd_core.utils.data.DataLoader(ds, batch_size=7, **kwargs)
+
+
+def test_generator_api_is_torchs():
+    same(lambda m: (m.Generator().manual_seed(5).initial_seed(), str(type(m.Generator())),
+                    sorted(m.randperm(4, generator=m.Generator().manual_seed(0)).tolist())))

@@ -1,0 +1,85 @@
+"""Make the tutorial extracts from their sources, as ``sources.toml`` describes them.
+
+    python extract.py NAME SOURCE_FILE     # SOURCE_FILE: the file at the commit sources.toml names
+
+Takes the code of the page (for d2l's Markdown: the cells of the PyTorch tab, each followed by
+a ``# %%`` line; for PyTorch's Sphinx pages: the ``.. code-block:: python`` blocks; for a
+library: the line ranges listed), drops the
+lines listed under ``drop`` (each must be found, exactly), and writes ``extracts/NAME.py``.
+"""
+from __future__ import annotations
+
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+def d2l_cells(markdown):
+    """The code cells d2l shows in its PyTorch tab (``%%tab pytorch``, ``#@tab all``, ...)."""
+    cells = re.findall(r"^```\{\.python \.input[^}]*\}\n(.*?)^```", markdown, re.S | re.M)
+    chosen = []
+    for cell in cells:
+        first, _, rest = cell.partition("\n")
+        tabs = re.match(r"(?:%%tab|#@tab)\s+(.*)", first)
+        if tabs and {"pytorch", "all"} & {t.strip() for t in tabs.group(1).split(",")}:
+            chosen.append(rest)
+    return chosen
+
+
+def rst_blocks(text):
+    """The Python blocks of an rst page (``.. code::``/``.. code-block:: python``, and ``::`` blocks)."""
+    blocks = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        if re.match(r"\s*\.\. code(-block)?::\s*(python)?\s*$", lines[i]) or lines[i].rstrip().endswith("::") and \
+                not lines[i].lstrip().startswith(".."):
+            i += 1
+            while i < len(lines) and (not lines[i].strip() or lines[i].lstrip().startswith(":")):
+                i += 1
+            if i < len(lines) and lines[i].startswith((" ", "\t")):
+                indent = len(lines[i]) - len(lines[i].lstrip())
+                block = []
+                while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) >= indent):
+                    block.append(lines[i][indent:])
+                    i += 1
+                blocks.append("\n".join(block).strip("\n") + "\n")
+                continue
+        i += 1
+    return blocks
+
+
+def extract(name, source_file):
+    entry = tomllib.loads((HERE / "sources.toml").read_text(encoding="utf-8"))[name]
+    text = Path(source_file).read_text(encoding="utf-8")
+    kind = entry["kind"]
+    if kind == "d2l":
+        code = "# %%\n".join(d2l_cells(text))
+    elif kind == "rst":
+        blocks = rst_blocks(text)
+        chosen = entry.get("blocks", list(range(len(blocks))))
+        code = "# %%\n".join(blocks[i] for i in chosen)
+    elif kind == "lines":  # parts of a library: the listed line ranges (1-based, inclusive)
+        all_lines = text.splitlines(keepends=True)
+        code = "".join("".join(all_lines[a - 1:b]) for a, b in entry["lines"])
+    else:  # "script": the file itself; "code": its code, as transcribed without the prose
+        code = text
+    if "preamble" in entry:  # names the page takes as given (its own code never imports them)
+        code = "# (not from the page: the names it takes as given; see sources.toml)\n" + entry["preamble"] + "# %%\n" + code
+    lines = code.splitlines(keepends=True)
+    for drop in entry.get("drop", []):
+        for _ in range(drop.get("times", 1)):
+            matches = [i for i, line in enumerate(lines) if line.rstrip("\n") == drop["line"]]
+            if not matches:
+                raise SystemExit(f"{name}: line to drop not found: {drop['line']!r}")
+            del lines[matches[0]]
+    output = HERE / entry.get("output", f"extracts/{name}.py")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text("".join(lines), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    extract(*sys.argv[1:])

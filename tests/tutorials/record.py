@@ -1,0 +1,48 @@
+"""Record what PyTorch prints for each extract: ``python record.py [NAME ...]`` writes extracts/NAME.out.
+
+Run with the pinned PyTorch (``torch==2.13.0``, installed by ``make setup-test``); the tests
+check that the recordings still match what PyTorch prints, so a stale one fails.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+HERE = Path(__file__).parent
+ROOT = HERE.parent.parent
+
+
+def sources():
+    return tomllib.loads((HERE / "sources.toml").read_text(encoding="utf-8"))
+
+
+def _extract(name):
+    entry = sources()[name]
+    return str(HERE / "extracts" / f"{name}.py") + ("::call-tests" if entry.get("call_tests") else "")
+
+
+def run(engine, names):
+    """What each extract prints with ``engine`` ("engine": the kit; "torch": PyTorch) as torch,
+    as {name: text}: one interpreter, each extract in a process forked from it."""
+    done = subprocess.run(
+        [sys.executable, str(HERE / "run_as_torch.py"), engine, "--each", *map(_extract, names)],
+        capture_output=True, text=True, timeout=900, cwd=HERE / "extracts",
+        env={"PYTHONPATH": f"{ROOT}:{HERE}", "PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"},
+    )
+    if done.returncode:
+        raise RuntimeError(f"{engine} exited with {done.returncode}:\n{done.stderr}")
+    printed = json.loads(done.stdout)
+    return {name: printed[_extract(name)] for name in names}
+
+
+if __name__ == "__main__":
+    import torch
+
+    assert torch.__version__.startswith("2.13."), f"recordings are made with torch 2.13, not {torch.__version__}"
+    names = sys.argv[1:] or [n for n, entry in sources().items() if "output" not in entry]
+    for name, printed in run("torch", names).items():
+        (HERE / "extracts" / f"{name}.out").write_text(printed, encoding="utf-8")
+        print("recorded", name)

@@ -1,0 +1,183 @@
+"""Run a tutorial extract and print what it prints, with the kit's engine or PyTorch as ``torch``.
+
+    python run_as_torch.py engine extracts/d2l_en_autograd.py    # import torch -> autograd_core
+    python run_as_torch.py torch  extracts/d2l_en_autograd.py    # the real PyTorch (to record)
+    python run_as_torch.py engine extracts/micrograd_test_engine.py::call-tests   # then call test_*()
+    python run_as_torch.py engine --each A.py B.py   # each in a forked process; prints {extract: output} as JSON
+
+With ``engine``, the kit is put in torch's place before the extract runs (``import torch``,
+``import torch.nn as nn``, ``from torch.autograd import Variable`` all find the kit), so the
+extract runs unchanged. An extract from a notebook has its cells separated by ``# %%`` lines;
+as in a notebook, the value of a cell's last expression is shown (with ``repr``) after what the
+cell printed. An exception ends the run and is shown as its type and message.
+
+Random numbers: PyTorch seeds its generator differently in every process, so a tutorial's
+``torch.randn(3)`` prints different numbers from run to run even on PyTorch. The runner makes
+both engines draw the same numbers instead (from one seeded NumPy generator, in the order the
+tutorial asks for them): ``rand``, ``randn``, ``randint``, ``randperm``, ``normal`` and the
+in-place ``uniform_``/``normal_`` that layer initialisation uses. Everything computed from
+them can then be compared exactly.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import os
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+
+SUBMODULES = ("accelerator", "autograd", "autograd.graph", "cuda", "nn", "nn.functional", "nn.init", "optim", "utils", "utils.data")
+
+
+def put_engine_in_torchs_place():
+    import autograd_core
+
+    sys.modules["torch"] = autograd_core
+    for name in SUBMODULES:
+        sys.modules[f"torch.{name}"] = importlib.import_module(f"autograd_core.{name}")
+
+
+def share_random_numbers(torch):
+    """Replace ``torch``'s random functions by draws from one NumPy generator seeded with 0."""
+    rng = np.random.default_rng(0)
+    random.seed(0)  # Python's own generator too (d2l shuffles with random.shuffle)
+
+    def shape(size, kwargs):
+        size = kwargs.pop("size", size)
+        if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
+            size = tuple(size[0])
+        return tuple(int(s) for s in size)
+
+    def make(values, dtype, requires_grad):
+        dtype = dtype or torch.get_default_dtype()
+        return torch.tensor(values, dtype=dtype).requires_grad_(requires_grad)
+
+    def drawing(draw):
+        def function(*size, dtype=None, requires_grad=False, generator=None, device=None, **kwargs):
+            return make(draw(shape(size, kwargs)), dtype, requires_grad)
+        return function
+
+    def randint(low, high=None, size=None, *, dtype=None, generator=None, device=None, requires_grad=False):
+        low, high = (0, low) if high is None else (low, high)
+        return torch.tensor(rng.integers(low, high, tuple(size)), dtype=dtype or torch.int64)
+
+    def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+        return torch.tensor(rng.permutation(n), dtype=dtype or torch.int64)
+
+    def normal(mean, std, size, *, generator=None, dtype=None, requires_grad=False, device=None):
+        return make(rng.normal(mean, std, tuple(size)), dtype, requires_grad)
+
+    def like(draw):
+        return lambda t, dtype=None, requires_grad=False, **kwargs: make(draw(tuple(t.shape)), dtype or t.dtype,
+                                                                         requires_grad)
+
+    def filling(draw):
+        def method(self, a=0.0, b=1.0, *, generator=None):
+            with torch.no_grad():
+                return self.copy_(torch.tensor(draw(a, b, tuple(self.shape)), dtype=self.dtype))
+        return method
+
+    uniform, standard = (lambda s: rng.random(s)), (lambda s: rng.standard_normal(s))
+    replacements = {"rand": drawing(uniform), "randn": drawing(standard), "rand_like": like(uniform),
+                    "randn_like": like(standard), "randint": randint, "randperm": randperm, "normal": normal}
+    # every module of the package that holds one of these functions by name (the engine's DataLoader
+    # imports randperm; PyTorch's sampler reads torch.randperm): both now draw from rng
+    for module in [m for name, m in list(sys.modules.items()) if name == torch.__name__ or name.startswith(torch.__name__ + ".")]:
+        for name, replacement in replacements.items():
+            if getattr(module, name, None) is getattr(torch, name):
+                setattr(module, name, replacement)
+    torch.Tensor.uniform_ = filling(lambda a, b, s: rng.uniform(a, b, s))
+    torch.Tensor.normal_ = filling(lambda mean, std, s: rng.normal(mean, std, s))
+
+
+def cells(source):
+    """The extract's cells: the text between ``# %%`` lines (the whole file if there are none)."""
+    current, found = [], []
+    for line in source.splitlines(keepends=True):
+        if line.startswith("# %%"):
+            found.append("".join(current))
+            current = []
+        else:
+            current.append(line)
+    found.append("".join(current))
+    return [c for c in found if c.strip()]
+
+
+def run_cell(code, namespace, filename):
+    tree = ast.parse(code, filename)
+    last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    if last is not None:
+        tree.body.pop()
+    exec(compile(tree, filename, "exec"), namespace)
+    if last is not None:
+        value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)
+        if value is not None:
+            print(repr(value))
+
+
+def call_tests(namespace):
+    """Call the extract's ``test_*`` functions in order, as pytest would, and say how each went."""
+    for name, function in list(namespace.items()):
+        if name.startswith("test_") and callable(function):
+            try:
+                function()
+                print(f"{name} passed")
+            except Exception as exc:
+                print(f"{name} failed: {type(exc).__name__}: {exc}")
+
+
+def run_extract(path, call_tests_too):
+    random.seed(0)  # here, not only at start: Python reseeds its generator in every forked child
+    path = Path(path)
+    namespace = {"__name__": "__main__", "__file__": str(path)}
+    try:
+        for code in cells(path.read_text(encoding="utf-8")):
+            run_cell(code, namespace, str(path))
+        if call_tests_too:
+            call_tests(namespace)
+    except Exception as exc:  # shown, not raised: the two engines' outputs are compared, errors included
+        print(f"{type(exc).__name__}: {exc}")
+    sys.stdout.flush()
+
+
+def run_each(extracts):
+    """Run every extract in a process of its own, forked from this one (so torch or the engine
+    is imported once); return {extract: what it printed}."""
+    printed = {}
+    for extract in extracts:
+        path, _, option = extract.partition("::")
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: its stdout is the pipe
+            os.close(read_end)
+            os.dup2(write_end, 1)
+            sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
+            run_extract(path, option == "call-tests")
+            os._exit(0)
+        os.close(write_end)
+        with open(read_end, encoding="utf-8") as pipe:
+            printed[extract] = pipe.read()
+        os.waitpid(pid, 0)
+    return printed
+
+
+def main(engine, *extracts):
+    if engine == "engine":
+        put_engine_in_torchs_place()
+    elif engine != "torch":
+        raise SystemExit("usage: run_as_torch.py engine|torch [--each] EXTRACT[::call-tests] ...")
+    share_random_numbers(importlib.import_module("torch"))
+    if extracts and extracts[0] == "--each":
+        print(json.dumps(run_each(extracts[1:])))
+    else:
+        for extract in extracts:
+            path, _, option = extract.partition("::")
+            run_extract(path, option == "call-tests")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
