@@ -10,7 +10,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import autograd_core
-from grader.sandbox import IntegrityGuard
+from grader.sandbox.guard import IntegrityGuard
 
 
 @pytest.mark.parametrize("cls, shown", [
