@@ -280,3 +280,8 @@ def test_init_stages_the_kits_exercises_and_release_proves_them(tmp_path):
         report = json.loads(course.path("reports", f"{assignment}.json").read_text())
         assert report["instructor"]["score"] == report["instructor"]["max_score"] > 0, report["instructor"]
         assert report["nobody"]["score"] == 0, report["nobody"]
+
+
+def test_magics_and_shell_lines_of_an_honest_notebook_are_no_finding_of_tampering(graded):
+    reasons = graded["honest_magics"]["reasons"]
+    assert not [r for r in reasons if "relies on" in r or "tamper" in r.lower()], reasons

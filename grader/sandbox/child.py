@@ -17,7 +17,7 @@ import sys
 
 from . import landlock, mounts
 from .audit import AuditHook
-from .guard import bound_names
+from .guard import bound_names, worth_reporting
 from .protocol import send
 from .recorder import clip
 from .values import encode
@@ -72,7 +72,7 @@ def run_child(template, policy, commands: int, replies: int) -> None:
     isolated = landlock.restrict_process(readable, [os.path.realpath(p) for p in writable])
     sys.addaudithook(hook)
     hook.active = True
-    send(replies, {"ready": True, "landlock": isolated, "tmp": tmp_mapped})
+    send(replies, {"ready": True, "landlock": isolated})
 
     incoming = os.fdopen(commands, "rb")
     while True:
@@ -103,7 +103,7 @@ def _run_cell(shell, recorder, guard, hook, command, policy) -> dict:
     notes: list[str] = []
     try:
         if is_test:
-            changed = _restore(hook, guard, recorder)
+            changed = worth_reporting(_restore(hook, guard, recorder))
             if changed:
                 notes.append("student code changed what this test relies on (put back before it ran): "
                              + ", ".join(sorted(set(changed))[:12]))
@@ -154,16 +154,15 @@ def _probe(shell, recorder, command) -> dict:
     recorder.begin()
     try:
         value = run_code(command["code"], shell.user_ns)
-        return {"probed": index, "value": encode(value), "outputs": recorder.outputs}
+        return {"probed": index, "value": encode(value)}
     except KeyboardInterrupt:
-        return {"probed": index, "error": _error_output("KeyboardInterrupt", "interrupted"), "outputs": recorder.outputs}
+        return {"probed": index, "error": _error_output("KeyboardInterrupt", "interrupted")}
     except BaseException as error:  # the student's code raised: that is the answer
         import traceback
 
         lines = traceback.format_exception(type(error), error, error.__traceback__)
         return {"probed": index, "error": _error_output(type(error).__name__, clip(str(error)),
-                                                        [clip(line) for line in lines[-30:]]),
-                "outputs": recorder.outputs}
+                                                        [clip(line) for line in lines[-30:]])}
 
 
 def _restore(hook, guard, recorder) -> list:

@@ -30,6 +30,16 @@ GRADING_INFRASTRUCTURE = {
 }
 
 
+#: What ordinary notebook magics change (``%matplotlib inline``, ``%load_ext autoreload``): put back
+#: before a plain test cell like the rest, but not worth a finding.
+MAGIC_EFFECTS = ("matplotlib.", "EventManager.callbacks", "GradingShell.configurables", "ExtensionManager.")
+
+
+def worth_reporting(changed: list[str]) -> list[str]:
+    """The changes a finding should name (not the ones ordinary magics make)."""
+    return [name for name in changed if not name.startswith(MAGIC_EFFECTS)]
+
+
 class IntegrityGuard:
     """A snapshot of what tests rely on, and the means to put it back before each instructor cell."""
 

@@ -11,10 +11,10 @@ Commands (supervisor -> student's process)::
 
 Replies (student's process -> supervisor)::
 
-    {"ready": true, "landlock": bool, "tmp": bool}        set up (Landlock applied, /tmp mapped)
+    {"ready": true, "landlock": bool}                     set up (whether Landlock could be applied)
     {"ran": i, "outputs": [...], "execution_count": n, "error": bool, "notes": [...]}
-    {"probed": i, "value": <values.encode>, "outputs": [...]}
-    {"probed": i, "error": {"ename", "evalue", "traceback"}, "outputs": [...]}
+    {"probed": i, "value": <values.encode>}               (what a probe prints is not kept)
+    {"probed": i, "error": {"ename", "evalue", "traceback"}}
 
 The supervisor reads with a deadline checked on every read (a process that keeps writing cannot
 hold it), caps every line and the total it accepts per notebook, and treats a malformed or

@@ -202,6 +202,10 @@ def disables_audit_hook(course_root):
                  f"leaked = open({str(course_root / 'gradebook.db')!r}, 'rb').read(16)")
 
 
+def honest_magics(source, release):
+    return solved_then(release, "%matplotlib inline\n%load_ext autoreload\n%autoreload 2\n!pip install numpy")
+
+
 def kills_grader(source, release):
     return solved_then(release, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)")
 
@@ -230,6 +234,7 @@ def cases(course_root):
         "memory_hog": (memory_hog, 5, "ran out of memory"),
         "output_flood": (output_flood, 7, "output over the limit was dropped"),
         "stderr_warnings": (stderr_warnings, 7, "not counted as a failure"),
+        "honest_magics": (honest_magics, 7, "shell command skipped"),
         "patched_assert_helpers": (patched_assert_helpers, 3, "numpy.allclose"),
         "patches_during_test": (patches_during_test, 5, "while it ran; test failed"),
         "patched_formatter": (patched_formatter, 0, "PlainTextFormatter"),
