@@ -29,7 +29,45 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
+
+#: In CI a missing browser or Playwright fails the test instead of skipping it.
+IN_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def unavailable(reason: str, in_ci: str):
+    """Skip (on a developer's machine) or fail (in CI, with ``in_ci`` saying what CI must provide)."""
+    if IN_CI:
+        pytest.fail(f"{reason}; {in_ci}", pytrace=False)
+    pytest.skip(reason)
+
+
+def launch_chromium(in_ci: str):
+    """A Playwright Chromium for a module's tests (use from a fixture: ``yield from``)."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        unavailable("Playwright is not installed (pip install -e '.[test]')", in_ci)
+    executable = find_chromium()
+    with sync_playwright() as playwright:
+        if executable is None and not os.path.exists(playwright.chromium.executable_path):
+            unavailable("no Chromium found (apt-get install chromium, or set KIT_CHROMIUM=/path/to/chrome)", in_ci)
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def artifacts_folder(request, folder: Path, what: str):
+    """A fresh folder for a module's screenshots and logs, named at the end of the run (``yield from``)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    yield folder
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if capture is not None:
+        with capture.global_and_fixture_disabled():
+            print(f"\n{what} in {folder}")
 
 # Headless Chromium on a closed network: without the background-networking flags it keeps
 # trying to reach Google's services and its connections are refused.

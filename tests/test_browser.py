@@ -32,12 +32,11 @@ import warnings
 
 import pytest
 
-from browser_support import (CHROMIUM_ARGS, JupyterLab, Notebook, count_colour, data_url_png, find_chromium,
-                             run_quietly)
+from browser_support import (IN_CI, JupyterLab, Notebook, artifacts_folder, count_colour, data_url_png,
+                             launch_chromium, run_quietly, unavailable)
 from conftest import ROOT
 
 ARTIFACTS = ROOT / "artifacts" / "browser"
-IN_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 COURSE = "course"
 EXERCISE = "ps1_autograd_basics"
 EXERCISE_NOTEBOOK = "autograd_basics.ipynb"
@@ -46,36 +45,17 @@ pytestmark = pytest.mark.timeout(600)
 
 
 def _unavailable(reason: str):
-    if IN_CI:
-        pytest.fail(f"{reason}; CI must run the browser test (.ci/run installs Chromium, `make test` Playwright)",
-                    pytrace=False)
-    pytest.skip(reason)
+    unavailable(reason, 'CI must run the browser test (.ci/run installs Chromium, `make test` Playwright)')
 
 
 @pytest.fixture(scope="module")
 def artifacts(request):
-    shutil.rmtree(ARTIFACTS, ignore_errors=True)
-    ARTIFACTS.mkdir(parents=True)
-    yield ARTIFACTS
-    capture = request.config.pluginmanager.get_plugin("capturemanager")
-    if capture is not None:
-        with capture.global_and_fixture_disabled():
-            print(f"\nbrowser test: screenshots and JupyterLab's log in {ARTIFACTS}")
+    yield from artifacts_folder(request, ARTIFACTS, "browser test: screenshots and JupyterLab's log")
 
 
 @pytest.fixture(scope="module")
 def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("Playwright is not installed (pip install -e '.[test]')")
-    executable = find_chromium()
-    with sync_playwright() as playwright:
-        if executable is None and not os.path.exists(playwright.chromium.executable_path):
-            _unavailable("no Chromium found (apt-get install chromium, or set KIT_CHROMIUM=/path/to/chrome)")
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+    yield from launch_chromium('CI must run the browser test (.ci/run installs Chromium, `make test` Playwright)')
 
 
 @pytest.fixture(scope="module")

@@ -37,13 +37,12 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import CHROMIUM_ARGS, find_chromium, free_port
+from browser_support import IN_CI, artifacts_folder, free_port, launch_chromium, unavailable
 from conftest import ROOT
 from hub_support import (Person, kithub, listening_sockets, memory_of, python_as, run_as, server_environment,
                          solution_cells)
 
 ARTIFACTS = ROOT / "artifacts" / "hub"
-IN_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 HUB_ENV = ROOT / ".venv-hub"
 PS1, PS2 = "ps1_autograd_basics", "ps2_build_your_own"
 PS1_NOTEBOOK = "autograd_basics.ipynb"
@@ -53,36 +52,17 @@ pytestmark = pytest.mark.timeout(900)
 
 
 def _unavailable(reason: str):
-    if IN_CI:
-        pytest.fail(f"{reason}; CI must run the hub test (.ci/run runs as root; `make test` builds .venv-hub)",
-                    pytrace=False)
-    pytest.skip(reason)
+    unavailable(reason, 'CI must run the hub test (.ci/run runs as root; `make test` builds .venv-hub)')
 
 
 @pytest.fixture(scope="module")
 def artifacts(request):
-    shutil.rmtree(ARTIFACTS, ignore_errors=True)
-    ARTIFACTS.mkdir(parents=True)
-    yield ARTIFACTS
-    capture = request.config.pluginmanager.get_plugin("capturemanager")
-    if capture is not None:
-        with capture.global_and_fixture_disabled():
-            print(f"\nhub test: screenshots, the hub's log and memory figures in {ARTIFACTS}")
+    yield from artifacts_folder(request, ARTIFACTS, "hub test: screenshots, the hub's log and memory figures")
 
 
 @pytest.fixture(scope="module")
 def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("Playwright is not installed (pip install -e '.[test]')")
-    executable = find_chromium()
-    with sync_playwright() as playwright:
-        if executable is None and not os.path.exists(playwright.chromium.executable_path):
-            _unavailable("no Chromium found (apt-get install chromium, or set KIT_CHROMIUM=/path/to/chrome)")
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+    yield from launch_chromium('CI must run the hub test (.ci/run runs as root; `make test` builds .venv-hub)')
 
 
 def _test_class(state: Path) -> "kithub.ClassSpec":
