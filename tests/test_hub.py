@@ -440,8 +440,13 @@ def test_a_second_course_keeps_its_students_assignments_and_grades_apart(hub, pe
     first = ad101(hub).directory(hub)
     seen = _probe(hub, other.grader, [first, first / "gradebook.db", inbound(hub, "ad101")])
     assert set(seen.values()) == {"denied"}, seen
-    collected = kitgrade(hub, other, "collect", PS1)  # ad101 has two submissions of it
-    assert "0 submission(s)" in collected.stdout, collected.stdout
+    # ad101's ps1 (two submissions in ad101's exchange) is no assignment of ad102: refused, nothing collected
+    refused = run_as(hub, other.grader, str(hub.bin / "kitgrade"), "collect", PS1, cwd=str(other.directory(hub)))
+    assert refused.returncode == 2 and "not released" in refused.stderr, (refused.stdout, refused.stderr)
+    collected = kitgrade(hub, other, "collect", PS2)
+    assert not any(s in collected.stdout for s in ad101(hub).students), collected.stdout
+    assert not (other.directory(hub) / "submitted").exists() or not any(
+        (other.directory(hub) / "submitted" / s).exists() for s in ad101(hub).students)
     kitgrade(hub, other, "export")
     grades = (other.directory(hub) / "grades.csv").read_text()
     assert not any(s in grades for s in ad101(hub).students), grades
