@@ -257,7 +257,23 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command("check", cmd_check, "run the tests of one notebook and print each result", course=False)
     sub.add_argument("notebook")
     sub.add_argument("--timeout", type=_positive_float, default=30.0, help="seconds per cell")
+
+    sub = command("summary", cmd_summary, "what the class got wrong: reports/<assignment>.html and a table")
+    sub.add_argument("assignment")
+    sub.add_argument("--lang", choices=["en", "zh"], default="en", help="language of the texts (default: en)")
+    sub.add_argument("--show-hidden-tests", action="store_true", help="show hidden-test source in the page")
     return parser
+
+
+def cmd_summary(args) -> int:
+    """``kitgrade summary ex1 [--lang zh]``: what the class got wrong, in reports/ex1.html and a table."""
+    from .summary import summarize
+
+    course = _course(args)
+    table, page = summarize(course, args.assignment, lang=args.lang, show_hidden=args.show_hidden_tests)
+    print(table)
+    print(f"summary: {page}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
