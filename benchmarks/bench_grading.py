@@ -95,7 +95,7 @@ def start_cluster(n: int):
     from distributed import LocalCluster
 
     return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                        dashboard_address=None)
+                        dashboard_address=":0")
 
 
 def main() -> int:

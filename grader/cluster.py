@@ -97,7 +97,7 @@ class DaskExecutor:
             if int(local.group(1)) < 1:
                 raise ClusterError(f"--cluster {address}: at least one worker (local:N, N >= 1)")
             cluster = LocalCluster(n_workers=int(local.group(1)), threads_per_worker=1, processes=True,
-                                   host="127.0.0.1", dashboard_address=None)
+                                   host="127.0.0.1", dashboard_address=":0")
             client = Client(cluster)
         elif re.fullmatch(r"(tcp|tls)://[^\s/]+:\d+", address):
             try:
