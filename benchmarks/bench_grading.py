@@ -1,11 +1,14 @@
 """Autograde the same N simulated submissions with ``kitgrade`` and with plain ``nbgrader autograde``.
 
-    .venv/bin/python benchmarks/bench_grading.py [--n 16] [--repeats 3] [--workers 0]
+    .venv/bin/python benchmarks/bench_grading.py [--n 16] [--repeats 3] [--workers 0] [--dask 1,2]
 
-Both run in one invocation on identical copies of one course (the sample assignment of the tests,
-or ``--exercises DIR --assignment NAME``). The submissions are honest ones (full, partial, blank
-answers in rotation). Prints each tool's median wall time, the throughput ratio, and whether the
-two gave every student the same score.
+All run in one invocation on identical copies of one course (the sample assignment of the tests,
+or ``--exercises DIR --assignment NAME``): plain nbgrader, kitgrade's local workers, and kitgrade
+on a dask cluster of 1 and 2 worker processes (``--cluster``; the cluster is started once, before
+the timed runs, as a running cluster would be). The submissions are honest ones (full, partial,
+blank answers in rotation). Prints each median wall time, the throughput ratios, dask's cost per
+submission (against the local workers, same number of processes), and whether every run gave
+every student the same score.
 """
 
 from __future__ import annotations
@@ -81,10 +84,18 @@ def run_plain(course_root: Path, assignment: str) -> tuple[float, float]:
     return time.perf_counter() - start, cpu_seconds() - cpu
 
 
-def run_kit(course_root: Path, assignment: str, workers: int) -> tuple[float, float]:
+def run_kit(course_root: Path, assignment: str, workers: int, cluster: str | None = None) -> tuple[float, float]:
     start, cpu = time.perf_counter(), cpu_seconds()
-    autograde(Course(course_root), assignment, workers=workers or None, progress=False)
+    autograde(Course(course_root), assignment, workers=workers or None, progress=False, cluster=cluster)
     return time.perf_counter() - start, cpu_seconds() - cpu
+
+
+def start_cluster(n: int):
+    """A dask cluster of ``n`` single-threaded worker processes on this machine, started once."""
+    from distributed import LocalCluster
+
+    return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                        dashboard_address=":0")
 
 
 def main() -> int:
@@ -94,7 +105,10 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=0, help="kit workers (0: one per core)")
     parser.add_argument("--exercises", default=str(ROOT / "tests" / "grader_fixtures" / "exercises"))
     parser.add_argument("--assignment", default="sample_ex")
+    parser.add_argument("--dask", default="1,2", help="worker processes of the dask clusters to time ('' for none)")
     args = parser.parse_args()
+    sizes = [int(n) for n in args.dask.split(",") if n.strip()]
+    workers = args.workers or os.cpu_count() or 1
 
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
         template = Path(tmp, "template")
@@ -102,13 +116,24 @@ def main() -> int:
         generate_release(course, args.assignment)
         students = make_submissions(course, args.assignment, args.n)
         plain_runs, kit_runs, plain_scores, kit_scores = [], [], None, None
-        for _ in range(args.repeats):
-            plain_root = fresh_copy(template, Path(tmp, "plain"))
-            plain_runs.append(run_plain(plain_root, args.assignment))
-            plain_scores = scores(plain_root, args.assignment, "bench", students)
-            kit_root = fresh_copy(template, Path(tmp, "kit"))
-            kit_runs.append(run_kit(kit_root, args.assignment, args.workers))
-            kit_scores = scores(kit_root, args.assignment, "bench", students)
+        dask_runs = {n: [] for n in sizes}
+        dask_same = True
+        clusters = {n: start_cluster(n) for n in sizes}
+        try:
+            for _ in range(args.repeats):
+                plain_root = fresh_copy(template, Path(tmp, "plain"))
+                plain_runs.append(run_plain(plain_root, args.assignment))
+                plain_scores = scores(plain_root, args.assignment, "bench", students)
+                kit_root = fresh_copy(template, Path(tmp, "kit"))
+                kit_runs.append(run_kit(kit_root, args.assignment, args.workers))
+                kit_scores = scores(kit_root, args.assignment, "bench", students)
+                for n, cluster in clusters.items():
+                    dask_root = fresh_copy(template, Path(tmp, f"dask{n}"))
+                    dask_runs[n].append(run_kit(dask_root, args.assignment, 0, cluster.scheduler_address))
+                    dask_same &= scores(dask_root, args.assignment, "bench", students) == plain_scores
+        finally:
+            for cluster in clusters.values():
+                cluster.close()
         plain, kit = (statistics.median(t for t, _ in runs) for runs in (plain_runs, kit_runs))
         plain_cpu, kit_cpu = (statistics.median(c for _, c in runs) for runs in (plain_runs, kit_runs))
         print(f"{args.n} submissions of {args.assignment!r}, {args.repeats} repeats, {os.cpu_count()} CPU(s), "
@@ -118,7 +143,13 @@ def main() -> int:
         print(f"kitgrade autograde:       median {kit:6.2f} s  ({args.n / kit:5.2f} submissions/s), "
               f"CPU {kit_cpu / args.n:.2f} s per submission")
         print(f"throughput ratio (kit / plain): {plain / kit:.2f}x")
-        same = plain_scores == kit_scores
+        for n, runs in dask_runs.items():
+            median = statistics.median(t for t, _ in runs)
+            print(f"kitgrade on dask, {n} worker process(es): median {median:6.2f} s  ({args.n / median:5.2f} "
+                  f"submissions/s), {plain / median:.2f}x plain"
+                  + (f"; dask's cost against {workers} local workers: {(median - kit) / args.n * 1000:+.0f} ms "
+                     "per submission" if n == workers else ""))
+        same = plain_scores == kit_scores and dask_same
         print(f"identical grades: {'yes' if same else 'NO'}")
         if not same:
             for student in students:

@@ -43,6 +43,66 @@ from .settings import default_workers
 from .submission import SubmissionUnreadable, grade_ids, stage_submission
 
 STAGED = f"{KIT_DIR}/staged"
+GRADED = f"{KIT_DIR}/graded"
+
+
+class Ledger:
+    """What is graded already: ``.kitgrade/graded/<assignment>.json``, one entry per student.
+
+    An entry is written as soon as nbgrader has put the student's grade in the gradebook, and holds
+    a fingerprint of everything the grade depends on (the submitted files, the assignment's source,
+    the course's settings, the kit's and nbgrader's versions) and the reasons of the report. A
+    student whose entry matches, and whose submission the gradebook holds, is not graded again.
+    """
+
+    def __init__(self, course: Course, assignment: str):
+        self.course, self.assignment = course, assignment
+        self.path = course.path(GRADED, f"{assignment}.json")
+        try:
+            self.entries = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            self.entries = {}
+        self._common = None
+        self._in_gradebook = None
+
+    def fingerprint(self, student: str) -> str:
+        import hashlib
+
+        from .cluster import kit_versions
+
+        if self._common is None:
+            common = hashlib.sha256(json.dumps(kit_versions()).encode())
+            for path in [self.course.root / "nbgrader_config.py", *self.course.source_notebooks(self.assignment)]:
+                common.update(path.name.encode() + b"\0" + (path.read_bytes() if path.exists() else b""))
+            self._common = common.hexdigest()
+        digest = hashlib.sha256(self._common.encode())
+        folder = self.course.path("submitted", student, self.assignment)
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+        return digest.hexdigest()
+
+    def graded(self, student: str) -> list[str] | None:
+        """The reasons recorded for ``student`` if graded as the submission is now, else None."""
+        entry = self.entries.get(student)
+        if not entry or entry.get("fingerprint") != self.fingerprint(student):
+            return None
+        if self._in_gradebook is None:
+            with warnings.catch_warnings(), Gradebook(self.course.db_url, self.course.course_id) as gradebook:
+                warnings.simplefilter("ignore")
+                try:
+                    self._in_gradebook = {s.student.id for s in gradebook.find_assignment(self.assignment).submissions}
+                except MissingEntry:
+                    self._in_gradebook = set()
+        return list(entry.get("reasons", [])) if student in self._in_gradebook else None
+
+    def record(self, student: str, reasons: list[str]) -> None:
+        self.entries[student] = {"fingerprint": self.fingerprint(student), "reasons": list(reasons)}
+        if self._in_gradebook is not None:
+            self._in_gradebook.add(student)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(self.entries, indent=1))
+        os.replace(temporary, self.path)  # a run killed while writing leaves the previous ledger whole
 
 
 def sanitize_preprocessors(in_worker: bool = True):
@@ -146,30 +206,58 @@ def keep_warnings_harmless(nb) -> list[str]:
     return notes
 
 
-def execute_submission_notebook(task: dict) -> dict:
-    """Worker task: sanitize, execute and record one staged notebook. Returns its findings."""
+def prepare_task(task: dict) -> dict:
+    """Instructor side of a task: sanitize the staged notebook with the gradebook's copy, gather the
+    instructor's sources. Returns a task that needs nothing but itself (bytes and plain values) to
+    run anywhere, or, for a notebook nbgrader cannot sanitize, an outcome with ``"not_gradable"``."""
     config = task["config"]
     nb = nbformat.reads(Path(task["path"]).read_text(encoding="utf-8"), as_version=4)
+    base = {k: task[k] for k in ("student", "assignment", "notebook")}
     try:
         nb, findings = sanitize(nb, config, task["db_url"], task["assignment"], task["notebook"], task["student"])
     except Exception as error:  # e.g. nbgrader's metadata validation: no record, so every cell scores 0
-        return {"student": task["student"], "notebook": task["notebook"], "landlock": True, "tests": {},
+        return {**base, "not_gradable": True, "landlock": True, "tests": {},
                 "findings": [f"not gradable: nbgrader could not sanitize it ({type(error).__name__}: {error})"]}
-    sources = instructor_sources(task["db_url"], task["assignment"], task["notebook"])
+    return {**base, "nb": nbformat.writes(nb).encode("utf-8"), "findings": findings,
+            "sources": instructor_sources(task["db_url"], task["assignment"], task["notebook"]),
+            "policy": task["policy"], "data_files": task["data_files"], "scratch_parent": task.get("scratch_parent")}
+
+
+def execute_prepared(task: dict) -> dict:
+    """Worker side of a task: run a prepared (sanitized) notebook in the sandbox.
+
+    Returns its findings and the execution record (the outputs of every cell); the caller, the
+    instructor's process, is the only one to write anything."""
+    if task.get("not_gradable"):
+        return task
+    nb = nbformat.reads(task["nb"].decode("utf-8"), as_version=4)
     policy: SandboxPolicy = task["policy"]
     with scratch_folder(task["data_files"], task.get("scratch_parent")) as scratch:
-        report = run_notebook(grading_workers.zygote_for(policy.forbidden_imports), nb, policy.for_scratch(scratch), sources)
-    findings += report.findings
-    findings += keep_warnings_harmless(nb)
+        report = run_notebook(grading_workers.zygote_for(policy.forbidden_imports), nb, policy.for_scratch(scratch),
+                              task["sources"])
+    findings = list(task["findings"]) + report.findings + keep_warnings_harmless(nb)
     record = {"sources": [cell.source for cell in nb.cells],
               "cells": [{"outputs": cell.get("outputs", []), "execution_count": cell.get("execution_count")}
                         for cell in nb.cells]}
-    Path(task["record"]).parent.mkdir(parents=True, exist_ok=True)
-    with open(task["record"], "w", encoding="utf-8") as handle:
-        json.dump(record, handle)
     return {"student": task["student"], "notebook": task["notebook"], "findings": findings,
-            "landlock": report.landlock,
+            "landlock": report.landlock, "record": record,
             "tests": {**{t: "trusted" for t in report.trusted_tests}, **{t: "in-process" for t in report.in_process_tests}}}
+
+
+def execute_submission_notebook(task: dict) -> dict:
+    """Local worker task: prepare (with the gradebook's copy) and execute one staged notebook."""
+    return execute_prepared(prepare_task(task))
+
+
+def write_record(task: dict, outcome: dict) -> None:
+    """Store the execution record a worker returned (read by ``ReplayExecution``)."""
+    record = outcome.pop("record", None)
+    if record is None:
+        return
+    path = Path(task["record"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(record, handle)
 
 
 # ---- the instructor side -----------------------------------------------------------------------
@@ -181,8 +269,15 @@ def submitted_students(course: Course, assignment: str) -> list[str]:
 
 
 def autograde(course: Course, assignment: str, students: list[str] | None = None, workers: int | None = None,
-              progress: bool = True, log_level: str = "ERROR") -> dict[str, StudentResult]:
+              progress: bool = True, log_level: str = "ERROR", cluster: str | None = None,
+              force: bool = False, security=None) -> dict[str, StudentResult]:
     """Grade every submission of ``assignment``; return each student's result (also written to reports/).
+
+    ``cluster`` (``tcp://HOST:PORT``, ``tls://HOST:PORT`` or ``local:N``) runs the notebooks on the
+    workers of a dask scheduler instead of local processes (``grader.cluster``). A submission
+    already graded as it is now (same files, same assignment and settings) is not graded again
+    unless ``force``: a run that was stopped is continued by running it again. ``security``: the CA
+    file, certificate and key for a ``tls://`` scheduler (else dask's configuration is used).
 
     Stopped by Ctrl-C, SIGTERM or SIGHUP, it stops every process it started, removes its temporary
     files and raises ``Interrupted`` (what was graded is in the gradebook; a rerun grades the rest).
@@ -190,19 +285,42 @@ def autograde(course: Course, assignment: str, students: list[str] | None = None
     counts = {"graded": 0, "total": 0}
     try:
         with stops_as_keyboard_interrupt():
-            return _autograde(course, assignment, students, workers, progress, log_level, counts)
+            return _autograde(course, assignment, students, workers, progress, log_level, counts, cluster, force,
+                              security)
     except KeyboardInterrupt:
         raise Interrupted(counts["graded"], counts["total"] - counts["graded"]) from None
 
 
-def _autograde(course, assignment, students, workers, progress, log_level, counts) -> dict[str, StudentResult]:
+def _autograde(course, assignment, students, workers, progress, log_level, counts, cluster=None,
+               force=False, security=None) -> dict[str, StudentResult]:
     ensure_nbgrader_tools_on_path()
     settings = course.settings()
     config = course.config()
     students = students or submitted_students(course, assignment)
     workers = workers or settings.workers or default_workers()
     results = {student: StudentResult(student) for student in students}
-    counts["total"] = len(students)
+    executor = None
+    if cluster:  # connected (and checked) before anything is written
+        from .cluster import DaskExecutor, tls_security
+
+        executor = DaskExecutor.connect(cluster, tls_security(security))
+    try:
+        return _autograde_with(course, assignment, students, workers, progress, log_level, counts, executor, force,
+                               settings, config, results)
+    finally:
+        if executor is not None:
+            executor.close()
+
+
+def _autograde_with(course, assignment, students, workers, progress, log_level, counts, executor, force,
+                    settings, config, results) -> dict[str, StudentResult]:
+    ledger = Ledger(course, assignment)
+    for student in list(students):
+        reasons = None if force else ledger.graded(student)
+        if reasons is not None:  # graded as it is now by an earlier run: kept
+            results[student].reasons += reasons
+    to_grade = [s for s in students if force or ledger.graded(s) is None]
+    counts["total"] = len(to_grade)
     run_dir = course.path(KIT_DIR, "runs")
     if run_dir.exists():
         shutil.rmtree(run_dir)
@@ -212,8 +330,9 @@ def _autograde(course, assignment, students, workers, progress, log_level, count
     expected = {}
     for source in course.source_notebooks(assignment):
         expected[source.stem] = grade_ids(nbformat.read(source, as_version=4))
-    for old in course.path(STAGED).glob(f"*/{assignment}"):
-        shutil.rmtree(old)
+    for student in to_grade:
+        if course.path(STAGED, student, assignment).exists():
+            shutil.rmtree(course.path(STAGED, student, assignment))
     tasks = []
     gradebook_copy = run_dir / "gradebook.db"
     shutil.copy(course.gradebook_path, gradebook_copy)
@@ -221,7 +340,7 @@ def _autograde(course, assignment, students, workers, progress, log_level, count
     data_files = read_data_files(course.path("source", assignment), policy.limits)
     size_limit = policy.limits.notebook_size_limit_mb * 1024 * 1024
     not_graded: dict[str, str] = {}
-    for student in students:
+    for student in to_grade:
         staged = course.path(STAGED, student, assignment)
         try:
             results[student].reasons += stage_submission(course.path("submitted", student, assignment), staged,
@@ -237,8 +356,8 @@ def _autograde(course, assignment, students, workers, progress, log_level, count
 
     # 2. execute in parallel; 3. as soon as all of a student's notebooks ran, nbgrader grades them
     # (in this process, while the workers go on with the next submissions)
-    bar = ProgressBar(len(tasks), "graded", enabled=progress)
-    pending = {student: 0 for student in students}
+    bar = ProgressBar(len(tasks), "graded", enabled=progress, status=executor.status if executor else None)
+    pending = {student: 0 for student in to_grade}
     for task in tasks:
         pending[task["student"]] += 1
     landlock_count = [0]
@@ -248,7 +367,8 @@ def _autograde(course, assignment, students, workers, progress, log_level, count
             for task in tasks:
                 task["scratch_parent"] = scratch_parent
             _grade_as_results_come(course, assignment, tasks, workers, config, settings, run_dir, log_level,
-                                   results, pending, not_graded, how_tested, bar, landlock_count, counts)
+                                   results, pending, not_graded, how_tested, bar, landlock_count, counts, executor,
+                                   ledger)
     finally:
         bar.close()
     without_landlock = landlock_count[0]
@@ -268,7 +388,10 @@ def _autograde(course, assignment, students, workers, progress, log_level, count
         results[student].graded = False
 
     # students with nothing gradable still get their zero, as nbgrader gives a missing notebook
-    score_missing_as_zero(course, assignment, [s for s in students if s not in not_graded])
+    score_missing_as_zero(course, assignment, [s for s in to_grade if s not in not_graded])
+    for student in to_grade:
+        if student not in not_graded and ledger.graded(student) is None:
+            ledger.record(student, results[student].reasons)
 
     # 4. report
     from .report import collect_scores, write_report
@@ -279,11 +402,18 @@ def _autograde(course, assignment, students, workers, progress, log_level, count
 
 
 def _grade_as_results_come(course, assignment, tasks, workers, config, settings, run_dir, log_level,
-                           results, pending, not_graded, how_tested, bar, landlock_count, counts) -> None:
+                           results, pending, not_graded, how_tested, bar, landlock_count, counts, executor=None,
+                           ledger=None) -> None:
     """Run the tasks; as soon as all of a student's notebooks ran, let nbgrader grade that student."""
-    for task, outcome in run_tasks(tasks, workers, config, list(settings.preload_modules)):
+    preload = list(settings.preload_modules)
+    if executor is not None:
+        outcomes = executor.run_tasks(tasks, config, preload)
+    else:
+        outcomes = run_tasks(tasks, workers, config, preload)
+    for task, outcome in outcomes:
         student = task["student"]
         if isinstance(outcome, dict):
+            write_record(task, outcome)
             results[student].reasons += [f"{outcome['notebook']}: {f}" for f in outcome["findings"]]
             landlock_count[0] += not outcome["landlock"]
             how_tested.update(outcome.get("tests", {}))
@@ -294,6 +424,8 @@ def _grade_as_results_come(course, assignment, tasks, workers, config, settings,
             try:
                 grade_with_nbgrader(course, assignment, [student], run_dir, log_level)
                 counts["graded"] += 1
+                if ledger is not None:  # graded and in the gradebook: a rerun keeps it
+                    ledger.record(student, results[student].reasons)
             except Exception as error:  # reported; the class goes on
                 not_graded[student] = f"nbgrader could not grade this submission ({error!r})"
         bar.advance()

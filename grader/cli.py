@@ -4,6 +4,7 @@
     kitgrade release ex1                             # student versions, proven, into the exchange
     kitgrade collect ex1 [--from downloads.zip]      # from the exchange, or LMS downloads (--roster students.csv)
     kitgrade autograde ex1 [--workers N]             # parallel, sandboxed; report in reports/ex1.csv
+    kitgrade autograde ex1 --cluster tls://HOST:8786 # the same on the workers of a dask scheduler
     kitgrade feedback ex1 [--hide-hidden-tests]      # HTML per student in feedback/
                           [--release]                #   and back to the students through the exchange
     kitgrade export [--lms-csv grades.csv] [--dry-run]   # nbgrader's CSV plus a Canvas gradebook import file
@@ -110,6 +111,7 @@ def cmd_collect(args) -> int:
 
 def cmd_autograde(args) -> int:
     from .autograde import Interrupted, autograde
+    from .cluster import ClusterError
     from .report import format_report
 
     course = _course(args)
@@ -124,12 +126,21 @@ def cmd_autograde(args) -> int:
         print(f"note: {', '.join(changed)} changed in source/ after the last release; autograde grades against the "
               f"tests of that release (run `kitgrade release {args.assignment}` to grade against the new ones)",
               file=sys.stderr)
-    try:
+    tls = [args.tls_ca_file, args.tls_cert, args.tls_key]
+    if any(tls) and not all(tls):
+        raise UsageError("--tls-ca-file, --tls-cert and --tls-key go together")
+    if any(tls) and not args.cluster:
+        raise UsageError("the --tls-* options are for --cluster")
+    try:  # students named with --student are graded again; a whole-class run grades what is not recorded yet
         results = autograde(course, args.assignment, students=students, workers=args.workers,
-                            progress=not args.quiet)
+                            progress=not args.quiet, cluster=args.cluster, force=args.force or bool(args.student),
+                            security=tls if all(tls) else None)
     except Interrupted as stopped:
         print(f"kitgrade: {stopped}", file=sys.stderr)
         return 130
+    except ClusterError as error:
+        print(f"kitgrade: {error}", file=sys.stderr)
+        return 2
     print(format_report(args.assignment, results))
     print(f"report: {course.path('reports', args.assignment + '.csv')}")
     not_graded = [r.student for r in results.values() if not r.graded]
@@ -241,6 +252,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--student", action="append", help="only this student (repeatable)")
     sub.add_argument("--workers", type=_positive_int, help="worker processes (default: the machine's cores)")
     sub.add_argument("--quiet", action="store_true", help="no progress bar")
+    sub.add_argument("--force", action="store_true", help="grade again what an earlier run graded already")
+    sub.add_argument("--cluster", help="grade on a dask cluster: tcp://HOST:PORT, tls://HOST:PORT or local:N "
+                     "(see docs/grading.md)")
+    sub.add_argument("--tls-ca-file", help="with --cluster tls://: the CA certificate (else dask's configuration)")
+    sub.add_argument("--tls-cert", help="with --cluster tls://: this client's certificate")
+    sub.add_argument("--tls-key", help="with --cluster tls://: this client's private key")
 
     sub = command("feedback", cmd_feedback, "write HTML feedback for every graded student")
     sub.add_argument("assignment")

@@ -5,10 +5,14 @@ import time
 
 
 class ProgressBar:
-    """``[#####.....] 5/10 executing, 2.1 s``, redrawn in place."""
+    """``[#####.....] 5/10 graded, 2.1 s, ETA 2.1 s``, redrawn in place.
 
-    def __init__(self, total: int, label: str, enabled: bool = True, width: int = 30):
+    ``status``, if given, is called at each redraw for a few words more (how many workers are busy).
+    """
+
+    def __init__(self, total: int, label: str, enabled: bool = True, width: int = 30, status=None):
         self.total, self.label, self.enabled, self.width = total, label, enabled and total > 0, width
+        self.status = status
         self.done, self.start = 0, time.monotonic()
         self._draw()
 
@@ -26,5 +30,13 @@ class ProgressBar:
             return
         filled = int(self.width * self.done / self.total)
         elapsed = time.monotonic() - self.start
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} {self.label}, {elapsed:.1f} s")
+        line = f"\r[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} {self.label}, {elapsed:.1f} s"
+        if 0 < self.done < self.total:
+            line += f", ETA {elapsed / self.done * (self.total - self.done):.0f} s"
+        if self.status is not None:
+            try:
+                line += f", {self.status()}"
+            except Exception:  # a status that cannot be had now is left out
+                pass
+        sys.stderr.write(line + "\033[K")
         sys.stderr.flush()

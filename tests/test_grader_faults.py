@@ -204,3 +204,26 @@ def test_a_late_penalty_shows_in_the_report_as_in_the_gradebook(course):
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         late = gradebook.find_submission(ASSIGNMENT, "late")
         assert late.score - late.late_submission_penalty == report["late"]["score"]
+
+
+def test_a_run_killed_midway_keeps_what_it_graded_and_the_rerun_grades_only_the_rest(course, tmp_path):
+    students = [f"s{i}" for i in range(5)]
+    _hand_in(course, students, extra="import time\ntime.sleep(2)")
+    ledger = course / ".kitgrade" / "graded" / f"{ASSIGNMENT}.json"
+    process = _start(course, tmp_path)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and process.poll() is None:
+        if ledger.exists() and json.loads(ledger.read_text()):
+            break
+        time.sleep(0.05)
+    process.kill()  # as a machine that goes down: no clean-up at all
+    process.communicate(timeout=30)
+    recorded = json.loads(ledger.read_text())
+    assert 0 < len(recorded) < len(students), recorded
+    autograded = {s: course / "autograded" / s / ASSIGNMENT / f"{ASSIGNMENT}.ipynb" for s in recorded}
+    before = {s: path.stat().st_mtime_ns for s, path in autograded.items()}
+    assert kitgrade(["autograde", ASSIGNMENT, "--course", str(course), "--quiet"]) == 0
+    assert {s: path.stat().st_mtime_ns for s, path in autograded.items()} == before  # not graded again
+    report = json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())
+    assert {s: r["score"] for s, r in report.items()} == {s: 7 for s in students}
+    assert sorted(json.loads(ledger.read_text())) == students

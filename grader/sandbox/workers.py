@@ -23,6 +23,12 @@ def init_worker(preload: list[str], instructor: int) -> None:
     _STATE.update(preload=list(preload), zygotes={})
 
 
+def init_lazily(preload: list[str]) -> None:
+    """On a dask worker (no initializer): take the preload list the task brought, once."""
+    if not _STATE.get("lazy"):
+        _STATE.update(preload=list(preload), lazy=True)
+
+
 def exit_with(instructor: int) -> None:
     """If the instructor's process dies (even by SIGKILL), exit within a second.
 
@@ -57,11 +63,13 @@ def alive(pid: int) -> bool:
 
 
 def zygote_for(forbidden_imports):
-    """This worker's zygote for a set of forbidden modules (they are never loaded in it)."""
+    """This worker's zygote for a set of forbidden modules (they are never loaded in it).
+
+    One per thread: a dask worker may run several tasks at once, each in a thread of its own."""
     from .zygote import Zygote
 
     forbidden = {name.split(".")[0] for name in forbidden_imports}
-    key = tuple(sorted(forbidden))
+    key = (threading.get_ident(), tuple(sorted(forbidden)))
     zygote = _STATE["zygotes"].get(key)
     if zygote is None or not zygote.alive():
         zygote = Zygote([m for m in _STATE["preload"] if m.split(".")[0] not in forbidden])
