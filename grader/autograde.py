@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 import shutil
+import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -170,6 +171,7 @@ class StudentResult:
     max_score: float = 0.0
     reasons: list[str] = field(default_factory=list)
     graded: bool = True
+    seconds: float = 0.0  # wall-clock time its notebooks ran in the sandbox
 
 
 # ---- the worker side ---------------------------------------------------------------------------
@@ -232,15 +234,17 @@ def execute_prepared(task: dict) -> dict:
         return task
     nb = nbformat.reads(task["nb"].decode("utf-8"), as_version=4)
     policy: SandboxPolicy = task["policy"]
+    started = time.monotonic()
     with scratch_folder(task["data_files"], task.get("scratch_parent")) as scratch:
         report = run_notebook(grading_workers.zygote_for(policy.forbidden_imports), nb, policy.for_scratch(scratch),
                               task["sources"])
+    seconds = time.monotonic() - started
     findings = list(task["findings"]) + report.findings + keep_warnings_harmless(nb)
     record = {"sources": [cell.source for cell in nb.cells],
               "cells": [{"outputs": cell.get("outputs", []), "execution_count": cell.get("execution_count")}
                         for cell in nb.cells]}
     return {"student": task["student"], "notebook": task["notebook"], "findings": findings,
-            "landlock": report.landlock, "record": record,
+            "landlock": report.landlock, "record": record, "seconds": seconds,
             "tests": {**{t: "trusted" for t in report.trusted_tests}, **{t: "in-process" for t in report.in_process_tests}}}
 
 
@@ -417,6 +421,7 @@ def _grade_as_results_come(course, assignment, tasks, workers, config, settings,
             results[student].reasons += [f"{outcome['notebook']}: {f}" for f in outcome["findings"]]
             landlock_count[0] += not outcome["landlock"]
             how_tested.update(outcome.get("tests", {}))
+            results[student].seconds += outcome.get("seconds", 0.0)
         else:  # a fault of the grader, not of the student: no grade is recorded for this student
             not_graded.setdefault(student, f"{task['notebook']}: the grader failed ({outcome})")
         pending[student] -= 1

@@ -55,7 +55,10 @@ def write_report(course: Course, assignment: str, results: dict) -> None:
         except (OSError, ValueError):
             entries = {}
     for r in results.values():
-        entries[r.student] = {"score": r.score if r.graded else None, "max_score": r.max_score, "reasons": r.reasons}
+        # a student this run did not run again (already graded, unchanged) keeps the time it took
+        seconds = getattr(r, "seconds", 0.0) or entries.get(r.student, {}).get("seconds", 0.0)
+        entries[r.student] = {"score": r.score if r.graded else None, "max_score": r.max_score, "reasons": r.reasons,
+                              "seconds": round(seconds, 2)}
     with open(folder / f"{assignment}.csv", "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["student", "score", "max_score", "reasons"])

@@ -41,6 +41,7 @@ TEXT = {
            "who": "students", "look": "Submissions that need a human look", "none": "none",
            "reason": "reason", "kind": "kind", "time": "Time per submission",
            "no_time": "not recorded by autograde; who hit a time limit is listed above (timeout)",
+           "timing": "median {median:.1f} s, longest {longest}",
            "changes": "Changes since the last summary", "first": "first summary of this assignment",
            "no_change": "nothing changed", "pass_title": "Pass rate per test", "source": "test source",
            "hidden": "### (hidden tests not shown; --show-hidden-tests shows them)",
@@ -53,6 +54,7 @@ TEXT = {
            "who": "学生", "look": "需要人工查看的提交", "none": "无",
            "reason": "原因", "kind": "类别", "time": "每份提交的用时",
            "no_time": "autograde 未记录用时；超时的提交已列在上方（超时）",
+           "timing": "中位数 {median:.1f} 秒，最长：{longest}",
            "changes": "与上次摘要相比的变化", "first": "本作业的第一次摘要",
            "no_change": "没有变化", "pass_title": "各测试通过率", "source": "测试代码",
            "hidden": "### （隐藏测试未显示；--show-hidden-tests 可显示）",
@@ -145,7 +147,19 @@ def gather(course: Course, assignment: str, show_hidden: bool = False) -> dict:
     return {"assignment": assignment, "max_score": maximum, "submissions": len(report), "graded": len(graded),
             "scores": {s: e.get("score") for s, e in sorted(report.items())},
             "mean": statistics.mean(scores), "median": statistics.median(scores),
-            "zeros": sum(1 for s in scores if s == 0), "tests": list(tests.values()), "flags": flags}
+            "zeros": sum(1 for s in scores if s == 0), "tests": list(tests.values()), "flags": flags,
+            "seconds": {s: e["seconds"] for s, e in sorted(report.items()) if isinstance(e.get("seconds"), (int, float))
+                        and e["seconds"] > 0}}
+
+
+def timing(data: dict, t: dict) -> str:
+    """Time per submission: the median and the five longest (who came near the limits)."""
+    seconds = data.get("seconds") or {}
+    if not seconds:
+        return t["no_time"]
+    longest = sorted(seconds.items(), key=lambda item: -item[1])[:5]
+    return t["timing"].format(median=statistics.median(seconds.values()),
+                              longest=", ".join(f"{student} {value:.1f} s" for student, value in longest))
 
 
 def changes(previous: dict | None, data: dict) -> list[str] | None:
@@ -205,7 +219,7 @@ def terminal_table(data: dict, lang: str = "en") -> str:
                          f"[{', '.join(group['students'])}]")
     lines += ["", t["look"] + ":"]
     lines += [f"  {f['student']:<12} {t[f['kind']]:<10} {f['reason']}" for f in data["flags"]] or [f"  {t['none']}"]
-    lines += ["", f"{t['time']}: {t['no_time']}"]
+    lines += ["", f"{t['time']}: {timing(data, t)}"]
     if data.get("changes") is not None:
         lines += ["", t["changes"] + ":"] + [f"  {c}" for c in data["changes"]] + ([f"  {t['no_change']}"]
                                                                                     if not data["changes"] else [])
@@ -285,7 +299,7 @@ def to_html(data: dict, lang: str = "en") -> str:
         parts.append("</table>")
     else:
         parts.append(f"<p>{e(t['none'])}</p>")
-    parts.append(f"<h2>{e(t['time'])}</h2><p>{e(t['no_time'])}</p><h2>{e(t['changes'])}</h2>")
+    parts.append(f"<h2>{e(t['time'])}</h2><p id='timing'>{e(timing(data, t))}</p><h2>{e(t['changes'])}</h2>")
     if data.get("changes") is None:
         parts.append(f"<p>{e(t['first'])}</p>")
     else:
