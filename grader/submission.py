@@ -56,6 +56,11 @@ def read_notebook_strictly(path: Path, size_limit: int = DEFAULT_SIZE_LIMIT):
     raw, reason = read_submitted_file(path, size_limit)
     if reason:
         return None, reason
+    return parse_notebook(raw)
+
+
+def parse_notebook(raw: bytes):
+    """Return ``(notebook, None)`` or ``(None, reason)`` for a submitted file's bytes."""
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
@@ -107,33 +112,32 @@ def stage_submission(submitted: Path, staged: Path, expected: dict[str, set[str]
         if reason:
             raise SubmissionUnreadable(f"timestamp.txt: {reason}")
         (staged / "timestamp.txt").write_bytes(raw)
-    valid: dict[str, tuple[Path, object]] = {}
+    valid: dict[str, tuple[Path, bytes, object]] = {}  # each file is read once; what was checked is staged
     for path in sorted(submitted.glob("*.ipynb")):
-        notebook, reason = read_notebook_strictly(path, size_limit)
+        raw, reason = read_submitted_file(path, size_limit)
+        notebook = None
+        if not reason:
+            notebook, reason = parse_notebook(raw)
         if reason:
             findings.append(f"{path.name}: {reason}")
         else:
-            valid[path.stem] = (path, notebook)
-    placed: dict[str, Path] = {}
+            valid[path.stem] = (path, raw, notebook)
+    placed: dict[str, tuple[Path, bytes]] = {}
     for name in expected:
         if name in valid:
-            placed[name] = valid.pop(name)[0]
-    for stem, (path, notebook) in sorted(valid.items()):
+            placed[name] = valid.pop(name)[:2]
+    for stem, (path, raw, notebook) in sorted(valid.items()):
         ids = grade_ids(notebook)
         matches = [name for name, source_ids in expected.items()
                    if name not in placed and source_ids and len(ids & source_ids) >= len(source_ids) / 2]
         if len(matches) == 1:
-            placed[matches[0]] = path
+            placed[matches[0]] = (path, raw)
             findings.append(f"{path.name}: graded as {matches[0]}.ipynb (renamed)")
         else:
             findings.append(f"{path.name}: extra notebook, ignored")
     for name in expected:
         if name in placed:
-            raw, reason = read_submitted_file(placed[name], size_limit)
-            if reason:
-                findings.append(f"{placed[name].name}: {reason}")
-                continue
-            (staged / f"{name}.ipynb").write_bytes(raw)
+            (staged / f"{name}.ipynb").write_bytes(placed[name][1])
         elif f"{name}.ipynb" not in " ".join(findings):
             findings.append(f"{name}.ipynb: missing (scored 0)")
         else:
