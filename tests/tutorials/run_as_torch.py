@@ -3,6 +3,7 @@
     python run_as_torch.py engine extracts/d2l_en_autograd.py    # import torch -> autograd_core
     python run_as_torch.py torch  extracts/d2l_en_autograd.py    # the real PyTorch (to record)
     python run_as_torch.py engine extracts/micrograd_test_engine.py::call-tests   # then call test_*()
+    python run_as_torch.py engine extracts/d2l_en_linear_regression_concise.py::library=d2l_en   # d2l is d2l_en
     python run_as_torch.py engine --each A.py B.py   # each in a forked process; prints {extract: output} as JSON
 
 With ``engine``, the kit is put in torch's place before the extract runs (``import torch``,
@@ -10,6 +11,10 @@ With ``engine``, the kit is put in torch's place before the extract runs (``impo
 extract runs unchanged. An extract from a notebook has its cells separated by ``# %%`` lines;
 as in a notebook, the value of a cell's last expression is shown (with ``repr``) after what the
 cell printed. An exception ends the run and is shown as its type and message.
+
+``library=NAME``: the extract's ``from d2l import torch as d2l`` finds the package NAME (d2l-en's
+library, ``d2l_en``, beside d2l-zh's ``d2l``). d2l-en's training loop plots its losses as it goes
+(``d2l.ProgressBoard``): the plot is drawn, headless, and not shown (see ``plots_drawn_not_shown``).
 
 Random numbers: PyTorch seeds its generator differently in every process, so a tutorial's
 ``torch.randn(3)`` prints different numbers from run to run even on PyTorch. The runner makes
@@ -94,6 +99,37 @@ def share_random_numbers(torch):
     torch.Tensor.normal_ = filling(lambda mean, std, s: rng.normal(mean, std, s))
 
 
+def use_library(name):
+    """``import d2l`` finds the package ``name`` (a directory beside this file) from now on."""
+    sys.modules["d2l"] = importlib.import_module(name)
+
+
+def plots_drawn_not_shown():
+    """d2l's ProgressBoard draws each point with matplotlib and shows the figure with IPython's
+    ``display`` (clearing the last one with ``clear_output``): in a notebook, a picture that moves.
+    Here the figure is drawn all the same (matplotlib's Agg backend: no screen), but showing it
+    prints nothing: what is compared is the text the page prints, and a figure is no text (outside
+    a notebook ``display`` would print ``<Figure size 350x250 with 1 Axes>``). Choosing the picture
+    format of a notebook (``set_matplotlib_formats('svg')``) is nothing to do here either."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from IPython import display
+    from matplotlib.figure import Figure
+    from matplotlib_inline import backend_inline
+
+    show = display.display
+
+    def display_all_but_figures(*objs, **kwargs):
+        objs = [obj for obj in objs if not isinstance(obj, Figure)]
+        if objs:
+            show(*objs, **kwargs)
+
+    display.display = display_all_but_figures
+    display.clear_output = lambda wait=False: None
+    backend_inline.set_matplotlib_formats = lambda *formats, **kwargs: None
+
+
 def cells(source):
     """The extract's cells: the text between ``# %%`` lines (the whole file if there are none)."""
     current, found = [], []
@@ -130,14 +166,20 @@ def call_tests(namespace):
                 print(f"{name} failed: {type(exc).__name__}: {exc}")
 
 
-def run_extract(path, call_tests_too):
+def run_extract(extract):
+    """Run ``PATH[::OPTION,...]`` (options: ``call-tests``, ``library=NAME``) and print what it prints."""
     random.seed(0)  # here, not only at start: Python reseeds its generator in every forked child
+    path, _, options = extract.partition("::")
+    options = dict(option.partition("=")[::2] for option in options.split(",") if option)
+    if "library" in options:
+        use_library(options["library"])
+        plots_drawn_not_shown()
     path = Path(path)
     namespace = {"__name__": "__main__", "__file__": str(path)}
     try:
         for code in cells(path.read_text(encoding="utf-8")):
             run_cell(code, namespace, str(path))
-        if call_tests_too:
+        if "call-tests" in options:
             call_tests(namespace)
     except Exception as exc:  # shown, not raised: the two engines' outputs are compared, errors included
         print(f"{type(exc).__name__}: {exc}")
@@ -149,14 +191,13 @@ def run_each(extracts):
     is imported once); return {extract: what it printed}."""
     printed = {}
     for extract in extracts:
-        path, _, option = extract.partition("::")
         read_end, write_end = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: its stdout is the pipe
             os.close(read_end)
             os.dup2(write_end, 1)
             sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
-            run_extract(path, option == "call-tests")
+            run_extract(extract)
             os._exit(0)
         os.close(write_end)
         with open(read_end, encoding="utf-8") as pipe:
@@ -169,14 +210,13 @@ def main(engine, *extracts):
     if engine == "engine":
         put_engine_in_torchs_place()
     elif engine != "torch":
-        raise SystemExit("usage: run_as_torch.py engine|torch [--each] EXTRACT[::call-tests] ...")
+        raise SystemExit("usage: run_as_torch.py engine|torch [--each] EXTRACT[::call-tests|library=NAME] ...")
     share_random_numbers(importlib.import_module("torch"))
     if extracts and extracts[0] == "--each":
         print(json.dumps(run_each(extracts[1:])))
     else:
         for extract in extracts:
-            path, _, option = extract.partition("::")
-            run_extract(path, option == "call-tests")
+            run_extract(extract)
 
 
 if __name__ == "__main__":
