@@ -14,9 +14,32 @@ import sys
 import tomllib
 from pathlib import Path
 
-from d2lbook.notebook import _clean_if_branches  # d2lbook's own code (sources.toml: d2lbook_tab_branches)
-
 HERE = Path(__file__).parent
+
+
+# A d2l cell written for several frameworks picks one with ``if tab.selected('pytorch', ...):``
+# (older pages: ``if d2l.USE_PYTORCH:``); d2lbook's notebook builder keeps the body of each branch
+# that names PyTorch, one indent less, and drops the other branches.
+BRANCH = re.compile(r"^(\s*)(el)?if\b.*(tab\.selected|d2l\.USE_)")
+
+
+def pytorch_branches(lines):
+    """A cell's lines with only its PyTorch branches kept, as d2lbook keeps them."""
+    marker = "tab.selected" if any("tab.selected" in line for line in lines) else "d2l.USE_"
+    kept, branch, indent = [], None, 0  # branch: None outside a framework branch, else True/False
+    for line in lines:
+        found = BRANCH.match(line)
+        if found and marker in line:
+            indent = len(found.group(1))
+            branch = "'pytorch'" in line or '"pytorch"' in line or "USE_PYTORCH" in line
+            continue
+        if branch is not None and line.strip() and len(line) - len(line.lstrip()) <= indent:
+            branch = None  # back at the branch's own level: the branch is over
+        if branch is None:
+            kept.append(line)
+        elif branch:
+            kept.append(line[4:])
+    return kept
 
 
 def d2l_cells(markdown, default_tab=None):
@@ -30,9 +53,9 @@ def d2l_cells(markdown, default_tab=None):
         first, _, rest = cell.partition("\n")
         tabs = re.match(r"(?:%%tab|#@tab)\s+(.*)", first)
         if tabs and {"pytorch", "all"} & {t.strip() for t in tabs.group(1).split(",")}:
-            chosen.append(_clean_if_branches(rest.split("\n"), "pytorch"))
+            chosen.append(pytorch_branches(rest.split("\n")))
         elif not tabs and default_tab == "pytorch" and "%load_ext d2lbook.tab" not in cell:
-            chosen.append(_clean_if_branches(cell.split("\n"), "pytorch"))
+            chosen.append(pytorch_branches(cell.split("\n")))
     return ["\n".join(lines).rstrip("\n") + "\n" for lines in chosen]  # (a dropped last branch took the newline)
 
 
