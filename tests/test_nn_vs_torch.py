@@ -1,5 +1,6 @@
 """nn: modules, parameters, layers and losses against PyTorch's (values, gradients, graph nodes,
-printing, errors). Weights are set from the same numbers in both, since the random generators differ."""
+printing, errors). Weights are set from fixed numbers in both (the random ones are compared in
+test_random_vs_torch.py)."""
 import collections
 import re
 

@@ -15,8 +15,8 @@ from .parameter import Parameter, UninitializedParameter
 class Linear(Module):
     """``y = x @ weight.T + bias``, with ``weight`` of shape (out_features, in_features).
 
-    Both start uniform in ``[-1/sqrt(in_features), 1/sqrt(in_features)]``, as in PyTorch
-    (the numbers differ: the engine's random generator is not PyTorch's).
+    Both start uniform in ``[-1/sqrt(in_features), 1/sqrt(in_features)]``, as in PyTorch (the
+    same numbers: after ``torch.manual_seed(0)``, ``nn.Linear(3, 2).weight`` is PyTorch's).
     """
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):

@@ -17,11 +17,10 @@ library, ``d2l_en``, beside d2l-zh's ``d2l``). d2l-en's training loop plots its 
 (``d2l.ProgressBoard``): the plot is drawn, headless, and not shown (see ``plots_drawn_not_shown``).
 
 Random numbers: PyTorch seeds its generator differently in every process, so a tutorial's
-``torch.randn(3)`` prints different numbers from run to run even on PyTorch. The runner makes
-both engines draw the same numbers instead (from one seeded NumPy generator, in the order the
-tutorial asks for them): ``rand``, ``randn``, ``randint``, ``randperm``, ``normal`` and the
-in-place ``uniform_``/``normal_`` that layer initialisation uses. Everything computed from
-them can then be compared exactly.
+``torch.randn(3)`` prints different numbers from run to run even on PyTorch. The runner calls
+``torch.manual_seed(0)`` (and Python's ``random.seed(0)``) before each extract, with either
+engine: the engine's random numbers are PyTorch's own, so both then draw the same ones, and
+everything computed from them can be compared exactly. Nothing is patched.
 """
 from __future__ import annotations
 
@@ -33,7 +32,6 @@ import random
 import sys
 from pathlib import Path
 
-import numpy as np
 
 SUBMODULES = ("accelerator", "autograd", "autograd.graph", "cuda", "nn", "nn.functional", "nn.init", "optim", "utils", "utils.data")
 
@@ -44,59 +42,6 @@ def put_engine_in_torchs_place():
     sys.modules["torch"] = autograd_core
     for name in SUBMODULES:
         sys.modules[f"torch.{name}"] = importlib.import_module(f"autograd_core.{name}")
-
-
-def share_random_numbers(torch):
-    """Replace ``torch``'s random functions by draws from one NumPy generator seeded with 0."""
-    rng = np.random.default_rng(0)
-    random.seed(0)  # Python's own generator too (d2l shuffles with random.shuffle)
-
-    def shape(size, kwargs):
-        size = kwargs.pop("size", size)
-        if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
-            size = tuple(size[0])
-        return tuple(int(s) for s in size)
-
-    def make(values, dtype, requires_grad):
-        dtype = dtype or torch.get_default_dtype()
-        return torch.tensor(values, dtype=dtype).requires_grad_(requires_grad)
-
-    def drawing(draw):
-        def function(*size, dtype=None, requires_grad=False, generator=None, device=None, **kwargs):
-            return make(draw(shape(size, kwargs)), dtype, requires_grad)
-        return function
-
-    def randint(low, high=None, size=None, *, dtype=None, generator=None, device=None, requires_grad=False):
-        low, high = (0, low) if high is None else (low, high)
-        return torch.tensor(rng.integers(low, high, tuple(size)), dtype=dtype or torch.int64)
-
-    def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-        return torch.tensor(rng.permutation(n), dtype=dtype or torch.int64)
-
-    def normal(mean, std, size, *, generator=None, dtype=None, requires_grad=False, device=None):
-        return make(rng.normal(mean, std, tuple(size)), dtype, requires_grad)
-
-    def like(draw):
-        return lambda t, dtype=None, requires_grad=False, **kwargs: make(draw(tuple(t.shape)), dtype or t.dtype,
-                                                                         requires_grad)
-
-    def filling(draw):
-        def method(self, a=0.0, b=1.0, *, generator=None):
-            with torch.no_grad():
-                return self.copy_(torch.tensor(draw(a, b, tuple(self.shape)), dtype=self.dtype))
-        return method
-
-    uniform, standard = (lambda s: rng.random(s)), (lambda s: rng.standard_normal(s))
-    replacements = {"rand": drawing(uniform), "randn": drawing(standard), "rand_like": like(uniform),
-                    "randn_like": like(standard), "randint": randint, "randperm": randperm, "normal": normal}
-    # every module of the package that holds one of these functions by name (the engine's DataLoader
-    # imports randperm; PyTorch's sampler reads torch.randperm): both now draw from rng
-    for module in [m for name, m in list(sys.modules.items()) if name == torch.__name__ or name.startswith(torch.__name__ + ".")]:
-        for name, replacement in replacements.items():
-            if getattr(module, name, None) is getattr(torch, name):
-                setattr(module, name, replacement)
-    torch.Tensor.uniform_ = filling(lambda a, b, s: rng.uniform(a, b, s))
-    torch.Tensor.normal_ = filling(lambda mean, std, s: rng.normal(mean, std, s))
 
 
 def use_library(name):
@@ -169,6 +114,7 @@ def call_tests(namespace):
 def run_extract(extract):
     """Run ``PATH[::OPTION,...]`` (options: ``call-tests``, ``library=NAME``) and print what it prints."""
     random.seed(0)  # here, not only at start: Python reseeds its generator in every forked child
+    importlib.import_module("torch").manual_seed(0)  # PyTorch's own seed differs in every process
     path, _, options = extract.partition("::")
     options = dict(option.partition("=")[::2] for option in options.split(",") if option)
     if "library" in options:
@@ -211,7 +157,6 @@ def main(engine, *extracts):
         put_engine_in_torchs_place()
     elif engine != "torch":
         raise SystemExit("usage: run_as_torch.py engine|torch [--each] EXTRACT[::call-tests|library=NAME] ...")
-    share_random_numbers(importlib.import_module("torch"))
     if extracts and extracts[0] == "--each":
         print(json.dumps(run_each(extracts[1:])))
     else:
