@@ -119,9 +119,9 @@ KEY_RESULTS = {
         {"en": "(saved tensors freed)", "zh": "（保存的张量已释放）"},
         {"en": "AccumulateGrad x (2×2)       grad [4.5, 4.5, 4.5, 4.5]\ntensor([[4.5000, 4.5000],",
          "zh": "AccumulateGrad x (2×2)       梯度 [4.5, 4.5, 4.5, 4.5]\ntensor([[4.5000, 4.5000],"},
-        {"en": "AccumulateGrad x1 (scalar)   grad 1.1\n", "zh": "AccumulateGrad x1 (scalar)   梯度 1.1\n"},
-        {"en": "AccumulateGrad x2 (scalar)   grad 1.4\n", "zh": "AccumulateGrad x2 (scalar)   梯度 1.4\n"},
-        {"en": "AccumulateGrad x3 (scalar)   grad 1\n", "zh": "AccumulateGrad x3 (scalar)   梯度 1\n"},
+        {"en": "AccumulateGrad x1 (scalar)   grad 1.1\n", "zh": "AccumulateGrad x1 (标量)     梯度 1.1\n"},
+        {"en": "AccumulateGrad x2 (scalar)   grad 1.4\n", "zh": "AccumulateGrad x2 (标量)     梯度 1.4\n"},
+        {"en": "AccumulateGrad x3 (scalar)   grad 1\n", "zh": "AccumulateGrad x3 (标量)     梯度 1\n"},
         "tensor([True, True, True, True])",
     ],
     "09_linear_regression": [
