@@ -145,6 +145,8 @@ class StudentResult:
     reasons: list[str] = field(default_factory=list)
     graded: bool = True
     seconds: float = 0.0  # wall-clock time its notebooks ran in the sandbox
+    awaiting_manual: list[dict] = field(default_factory=list)  # answers waiting for a manual grade (manual_grades)
+    manual_kept: int = 0  # manual grades kept through a regrade, which nbgrader flags for a review
 
 
 # ---- the worker side ---------------------------------------------------------------------------
