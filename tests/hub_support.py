@@ -12,6 +12,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from browser_support import Notebook
@@ -121,8 +122,15 @@ class Person:
     def refresh_assignments(self) -> None:
         page = self.page
         page.locator("#refresh_assignments_list").click()
-        for section in ("released", "fetched", "submitted"):
-            page.locator(f"#{section}_assignments_list_loading").wait_for(state="hidden", timeout=60_000)
+        # The panel may start loading a moment after the click (and it loads on opening too): the
+        # lists are read only once no section has shown "Loading" for two looks half a second apart.
+        loading = [page.locator(f"#{section}_assignments_list_loading") for section in ("released", "fetched", "submitted")]
+        deadline, quiet = time.monotonic() + 60, 0
+        while quiet < 2:
+            quiet = quiet + 1 if not any(indicator.is_visible() for indicator in loading) else 0
+            if time.monotonic() > deadline:
+                raise AssertionError("the Assignments panel was still loading after 60 s")
+            page.wait_for_timeout(500)
 
     def section(self, name: str):
         """``released``, ``fetched`` (Downloaded) or ``submitted``: the panel's list of that name."""
