@@ -124,7 +124,7 @@ def cmd_collect(args) -> int:
 
 
 def cmd_autograde(args) -> int:
-    from .autograde import Interrupted, autograde
+    from .autograde import Interrupted, ReportNotWritten, autograde
     from .cluster import ClusterError
     from .report import format_report
 
@@ -156,6 +156,10 @@ def cmd_autograde(args) -> int:
     except ClusterError as error:
         print(f"kitgrade: {error}", file=sys.stderr)
         return 2
+    except ReportNotWritten as fault:
+        print(format_report(args.assignment, fault.results))
+        print(f"kitgrade autograde: {fault}", file=sys.stderr)
+        return fault.status
     print(format_report(args.assignment, results))
     print(f"report: {course.path('reports', args.assignment + '.csv')}")
     not_graded = [r.student for r in results.values() if not r.graded]

@@ -9,19 +9,22 @@ ID``: these come from the roster (``--roster``, e.g. Canvas's own export) and fr
 the Canvas download names ``collect`` read. A score is the number nbgrader's CSV gives: the
 gradebook's score minus the late penalty (0 for a student with no submission). Only assignments
 with at least one submission are exported, so an assignment not yet collected gives nobody a 0.
+Both files are written whole or not at all.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import os
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins.export import CsvExportPlugin, ExportPlugin
 
 from .course import Course
-from .errors import UsageError
+from .errors import EnvironmentFault, UsageError
+from .faults import describe
 from .roster import RosterStudent, read_roster, record_in_gradebook, save_roster, saved_roster
 
 CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -87,10 +90,21 @@ def export_grades(course: Course, csv_path: Path, lms_path: Path, roster: Path |
     with Gradebook(course.db_url, course.course_id) as gradebook:
         if dry_run:
             return describe_changes(paths[1], canvas_rows(gradebook, students))
-        CsvExportPlugin(to=str(paths[0]), config=course.config()).export(gradebook)
-        plugin = CanvasCsvExportPlugin(to=str(paths[1]), config=course.config())
-        plugin.roster = students
-        plugin.export(gradebook)
+        # each file whole or not at all: a truncated CSV imported into an LMS would lose students
+        temporaries = [path.with_name(path.name + ".tmp") for path in paths]
+        try:
+            CsvExportPlugin(to=str(temporaries[0]), config=course.config()).export(gradebook)
+            plugin = CanvasCsvExportPlugin(to=str(temporaries[1]), config=course.config())
+            plugin.roster = students
+            plugin.export(gradebook)
+            for temporary, path in zip(temporaries, paths):
+                os.replace(temporary, path)
+        except OSError as error:
+            raise EnvironmentFault(f"nothing was exported, because {describe(error, paths[0].parent) or error}; the "
+                                   "files of the last export are as they were") from None
+        finally:
+            for temporary in temporaries:
+                temporary.unlink(missing_ok=True)
         rows = canvas_rows(gradebook, students)
     lines = [f"wrote {p}" for p in paths]
     unmatched = [row[0] for row in rows[2:] if not any(row[1:4])]
@@ -126,7 +140,7 @@ def describe_changes(previous_path: Path, rows: list[list[str]]) -> list[str]:
         for assignment in new_assignments:
             before, after = old[key].get(assignment, ""), row[assignment]
             if before != after:
-                changes.append(f"  {row['Student']}, {assignment}: {before or '(none)'} -> {after}")
+                changes.append(f"  {row['Student']}, {assignment}: {before or '(none)'} -> {after or '(none)'}")
         for column in CANVAS_HEADER[1:]:
             if old[key].get(column, "") != row[column]:
                 changes.append(f"  {row['Student']}: {column} {old[key].get(column) or '(none)'} -> {row[column] or '(none)'}")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
+from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
@@ -59,16 +61,29 @@ def write_report(course: Course, assignment: str, results: dict) -> None:
         seconds = getattr(r, "seconds", 0.0) or entries.get(r.student, {}).get("seconds", 0.0)
         entries[r.student] = {"score": r.score if r.graded else None, "max_score": r.max_score, "reasons": r.reasons,
                               "seconds": round(seconds, 2)}
-    with open(folder / f"{assignment}.csv", "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["student", "score", "max_score", "reasons"])
-        for student, entry in sorted(entries.items()):
-            score = "" if entry["score"] is None else f"{entry['score']:g}"
-            writer.writerow([student, score, f"{entry['max_score']:g}", " | ".join(entry["reasons"])])
-    temporary = path.with_suffix(".json.tmp")
-    with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(entries, handle, indent=1)
-    os.replace(temporary, path)
+    table = io.StringIO(newline="")
+    writer = csv.writer(table)
+    writer.writerow(["student", "score", "max_score", "reasons"])
+    for student, entry in sorted(entries.items()):
+        score = "" if entry["score"] is None else f"{entry['score']:g}"
+        writer.writerow([student, score, f"{entry['max_score']:g}", " | ".join(entry["reasons"])])
+    write_whole(folder / f"{assignment}.csv", table.getvalue())
+    write_json(path, entries)
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all: a full disk or a stopped run leaves the previous file as it was."""
+    temporary = path.with_name(path.name + ".tmp")
+    try:
+        with open(temporary, "w", newline="", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def write_json(path: Path, data) -> None:
+    write_whole(path, json.dumps(data, indent=1))
 
 
 def format_report(assignment: str, results: dict) -> str:

@@ -23,6 +23,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from .course import Course
 from .errors import UsageError
+from .report import write_whole
 
 # A message of grader.checks.check: "WHAT: expected E, got G, for input I".
 CHECK_MESSAGE = re.compile(r"^(?P<what>.+?): expected (?P<expected>.*), got (?P<got>.*), for input (?P<input>.*)$", re.S)
@@ -318,8 +319,8 @@ def summarize(course: Course, assignment: str, lang: str = "en", show_hidden: bo
         previous = None
     data["changes"] = changes(previous, data)
     page = course.path("reports", f"{assignment}.html")
-    page.write_text(to_html(data, lang), encoding="utf-8")
+    write_whole(page, to_html(data, lang))  # whole or not at all, on a full disk too
     keep = {**data, "tests": [{k: v for k, v in test.items() if k != "source"} for test in data["tests"]]}
     keep.pop("changes")
-    kept.write_text(json.dumps(keep, indent=1, ensure_ascii=False), encoding="utf-8")
+    write_whole(kept, json.dumps(keep, indent=1, ensure_ascii=False))
     return terminal_table(data, lang), page
