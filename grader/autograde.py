@@ -12,7 +12,8 @@
 
 A fault of the machine (the disk fills up, the gradebook is locked halfway) never becomes a grade:
 the student it strikes is "not graded, because ...", whatever nbgrader had recorded of them in this
-run is undone (``GradebookRecords``), and the next run grades them.
+run is undone (``GradebookRecords``), and the next run grades them. A student the gradebook holds
+whose submission is gone from ``submitted/`` keeps their grade, and every report says so.
 """
 
 from __future__ import annotations
@@ -106,6 +107,11 @@ class Ledger:
                     self._in_gradebook = set()
         return list(entry.get("reasons", [])) if student in self._in_gradebook else None
 
+    def resubmitted(self, student: str) -> bool:
+        """Whether ``student``'s submission changed since a run graded it (False if no run recorded one)."""
+        entry = self.entries.get(student)
+        return bool(entry) and entry.get("fingerprint") != self.fingerprint(student)
+
     def record(self, student: str, reasons: list[str]) -> None:
         entry = {"fingerprint": self.fingerprint(student), "reasons": list(reasons)}
         self._write({**self.entries, student: entry})
@@ -197,6 +203,7 @@ class StudentResult:
     reasons: list[str] = field(default_factory=list)
     graded: bool = True
     seconds: float = 0.0  # wall-clock time its notebooks ran in the sandbox
+    submitted: bool = True  # False: in the gradebook, but no longer in submitted/
 
 
 class ReportNotWritten(EnvironmentFault):
@@ -449,7 +456,11 @@ def _run(course, assignment, to_grade, workers, progress, log_level, counts, exe
             except OSError:  # not recorded: the next run grades them again, to the same zero
                 pass
     # 4. report
-    from .report import collect_scores, write_json, write_report
+    from .report import collect_scores, no_longer_submitted, write_json, write_report
+
+    # a grade whose submission is gone stays (it is the gradebook's), and the report says so
+    for student, why in no_longer_submitted(course, assignment).items():
+        results[student] = StudentResult(student, reasons=[why], submitted=False)
 
     collect_scores(course, assignment, results)
     try:
@@ -527,7 +538,8 @@ def grade_student(course: Course, assignment: str, student: str, run_dir: Path, 
         before.restore(student)
         if student in before.submissions:
             why += "; the gradebook keeps the grade of the earlier run"
-        if ledger is not None:
+        # an entry for an older submission matches nothing now anyway (and tells export whose grade it holds)
+        if ledger is not None and not ledger.resubmitted(student):
             ledger.forget(student)
     except Exception as error:  # the gradebook or the ledger cannot be written either
         problem = describe(error, gradebook=course.gradebook_path) or error

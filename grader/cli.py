@@ -162,6 +162,10 @@ def cmd_autograde(args) -> int:
         return fault.status
     print(format_report(args.assignment, results))
     print(f"report: {course.path('reports', args.assignment + '.csv')}")
+    gone = sorted(r.student for r in results.values() if not r.submitted)
+    if gone:
+        print(f"kitgrade autograde: in the gradebook but no longer submitted: {', '.join(gone)} (the gradebook keeps "
+              f"the grade an earlier run gave; so do the report and the exports)", file=sys.stderr)
     not_graded = [r.student for r in results.values() if not r.graded]
     if not_graded:
         print(f"kitgrade: {len(not_graded)} submission(s) not graded (see the reasons above); run autograde again",

@@ -12,6 +12,9 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from .course import Course
 
+#: How every output names a grade the gradebook holds whose submission is gone from ``submitted/``.
+NO_LONGER_SUBMITTED = "in the gradebook but no longer submitted"
+
 
 def final_score(submission) -> float:
     """A submission's score as nbgrader's own export computes it: points minus the late penalty."""
@@ -39,6 +42,23 @@ def collect_scores(course: Course, assignment: str, results: dict) -> None:
             else:
                 result.score = 0.0
                 result.reasons.append("no grade recorded by nbgrader")
+
+
+def no_longer_submitted(course: Course, assignment: str) -> dict[str, str]:
+    """Students with a submission of ``assignment`` in the gradebook and none in ``submitted/``, each
+    with the sentence every output gives: the grade stays (it is the gradebook's), and it is said."""
+    import warnings
+
+    with warnings.catch_warnings(), Gradebook(course.db_url, course.course_id) as gradebook:
+        warnings.simplefilter("ignore")
+        try:
+            recorded = {s.student.id for s in gradebook.find_assignment(assignment).submissions}
+        except MissingEntry:
+            return {}
+    present = set(course.students_with("submitted", assignment))
+    return {student: f"{NO_LONGER_SUBMITTED} ({course.path('submitted', student, assignment).relative_to(course.root)}"
+                     f" is gone): the gradebook keeps the grade of an earlier run, and so do the exports"
+            for student in sorted(recorded - present)}
 
 
 def write_report(course: Course, assignment: str, results: dict) -> None:
@@ -88,7 +108,8 @@ def write_json(path: Path, data) -> None:
 
 def format_report(assignment: str, results: dict) -> str:
     """A plain-text table for the terminal."""
-    lines = [f"{assignment}: {len(results)} submission(s)"]
+    submitted = sum(getattr(r, "submitted", True) for r in results.values())
+    lines = [f"{assignment}: {submitted} submission(s)"]
     width = max([len(s) for s in results] + [7])
     for result in sorted(results.values(), key=lambda r: r.student):
         score = f"{result.score:>6g}" if result.graded else "   not graded"

@@ -23,7 +23,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from .course import Course
 from .errors import UsageError
-from .report import write_whole
+from .report import NO_LONGER_SUBMITTED, no_longer_submitted, write_whole
 
 # A message of grader.checks.check: "WHAT: expected E, got G, for input I".
 CHECK_MESSAGE = re.compile(r"^(?P<what>.+?): expected (?P<expected>.*), got (?P<got>.*), for input (?P<input>.*)$", re.S)
@@ -32,7 +32,7 @@ HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", re.S)
 FLAGS = [("tampering", ("relies on", "was edited", "changed nbgrader metadata", "deleted or renamed",
                         "cell type changed", "appears more than once", "unknown id")),
          ("timeout", ("longer than",)), ("refused", ("denied:",)), ("late", ("late:",)),
-         ("not graded", ("not graded, because",))]
+         ("not graded", ("not graded, because",)), ("no longer submitted", (NO_LONGER_SUBMITTED,))]
 
 TEXT = {
     "en": {"title": "Summary of {a}", "students": "submissions", "graded": "graded", "mean": "mean",
@@ -47,7 +47,7 @@ TEXT = {
            "no_change": "nothing changed", "pass_title": "Pass rate per test", "source": "test source",
            "hidden": "### (hidden tests not shown; --show-hidden-tests shows them)",
            "tampering": "tampering", "timeout": "timeout", "refused": "refused operation", "late": "late",
-           "not graded": "not graded", "report": "report"},
+           "not graded": "not graded", "no longer submitted": "no longer submitted", "report": "report"},
     "zh": {"title": "{a} 成绩摘要", "students": "份提交", "graded": "已评分", "mean": "平均分",
            "median": "中位数", "zeros": "零分人数", "distribution": "分数分布", "score": "分数",
            "count": "学生人数", "maximum": "满分", "tests": "测试", "test": "测试", "pass_rate": "通过率",
@@ -60,7 +60,7 @@ TEXT = {
            "no_change": "没有变化", "pass_title": "各测试通过率", "source": "测试代码",
            "hidden": "### （隐藏测试未显示；--show-hidden-tests 可显示）",
            "tampering": "篡改", "timeout": "超时", "refused": "被拒绝的操作", "late": "迟交",
-           "not graded": "未评分", "report": "报告"},
+           "not graded": "未评分", "no longer submitted": "提交已被删除", "report": "报告"},
 }
 
 
@@ -145,6 +145,10 @@ def gather(course: Course, assignment: str, show_hidden: bool = False) -> dict:
         test["source"] = sources.get(test["id"], "")
     flags = [{"student": s, "kind": flag_of(r), "reason": r} for s, e in sorted(report.items())
              for r in e.get("reasons", []) if flag_of(r)]
+    # a submission deleted since the last run: said here too, whether or not autograde ran since
+    flagged = {f["student"] for f in flags if f["kind"] == "no longer submitted"}
+    flags += [{"student": s, "kind": "no longer submitted", "reason": why}
+              for s, why in no_longer_submitted(course, assignment).items() if s not in flagged]
     return {"assignment": assignment, "max_score": maximum, "submissions": len(report), "graded": len(graded),
             "scores": {s: e.get("score") for s, e in sorted(report.items())},
             "mean": statistics.mean(scores), "median": statistics.median(scores),
