@@ -26,12 +26,15 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
     3  graph.py       graph nodes, AccumulateGrad, saved tensors
     3  legacy.py      FloatTensor, Variable, x.type(): names of older tutorials
        optim/         SGD, Adam
+       random.py      manual_seed, rand, randn, randint, randperm, normal: PyTorch's random numbers
     2  _speed.py      shortcuts that exist only for speed, and the switch that turns them off
        saved_names.py grad_fn._saved_self, _saved_result, ...: saved values by PyTorch's names
-       creation.py    tensor, ones, zeros, arange, rand, manual_seed, ...
+       creation.py    tensor, ones, zeros, arange, linspace, ...
+       random_generator.py  torch.Generator: PyTorch's Mersenne Twister and its state bytes
+       random_kernels.py  how PyTorch's kernels make uniform, normal, integer numbers of its words
     1  tensor.py      the Tensor: data, requires_grad, grad, grad_fn, conversions
        default_device.py  set_default_device: the CPU, the only device here
-       random_generator.py  torch.Generator, for repeatable shuffling
+       avx_mathfun.py PyTorch's AVX2 float32 log and sincos (for randn), in NumPy
     0  dtypes.py      dtypes, Size, device (printing as PyTorch's: <class 'torch.Size'>)
        grad_mode.py   no_grad, enable_grad, set_grad_enabled
        printing.py    printing tensors exactly as PyTorch does
@@ -40,6 +43,7 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
        float32_math.py     float32 exp, log, sin, ... rounded as PyTorch rounds them
        numpy_names.py      axis= and keepdims=, accepted where PyTorch accepts them
        linspace_values.py  linspace's numbers, as PyTorch's kernel computes them
+       exact_math.py  fused multiply-add and the C library's log: rounded as PyTorch's kernels round
        cuda.py        no GPU here: torch.cuda.is_available() is False
        accelerator.py torch.accelerator: none here
        serialization.py  torch.save, torch.load
@@ -47,10 +51,10 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
 Adding an operation (``atan``, say) takes its node class in ops.py and one line in
 functional.py's registry; docs/engine.md shows both.
 """
-from . import accelerator, autograd, cuda, functional, methods
+from . import accelerator, autograd, cuda, functional, methods, random
 from .creation import (
-    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, normal, ones,
-    ones_like, rand, rand_like, randint, randn, randn_like, randperm, seed, tensor, zeros, zeros_like,
+    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like, tensor, zeros,
+    zeros_like,
 )
 from .dtypes import (
     Size, bool, device, double, dtype, float, float16, float32, float64, get_default_dtype, half, int, int8,
@@ -62,7 +66,11 @@ from .legacy import (
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
 )
 from .printing import set_printoptions
-from .random_generator import Generator
+from .random import (
+    get_rng_state, initial_seed, manual_seed, normal, rand, rand_like, randint, randn, randn_like, randperm, seed,
+    set_rng_state,
+)
+from .random_generator import Generator, default_generator
 from .serialization import load, save
 from .tensor import Tensor
 from .update_ops import addcdiv, addcmul, lerp

@@ -1,4 +1,4 @@
-"""Making tensors: ``tensor``, ``ones``, ``zeros``, ``arange``, ``rand``, ... and the random seed."""
+"""Making tensors: ``tensor``, ``ones``, ``zeros``, ``arange``, ``linspace``, ``eye``, ... (random ones: random.py)."""
 from __future__ import annotations
 
 import builtins
@@ -9,23 +9,6 @@ import numpy as np
 
 from . import dtypes
 from .tensor import Tensor, check_can_require_grad, warn_scalar_conversion
-
-_generator = [np.random.default_rng()]
-
-
-def manual_seed(seed):
-    """Make ``rand``/``randn`` repeatable (the numbers differ from PyTorch's own generator)."""
-    _generator[0] = np.random.default_rng(builtins.int(seed))
-    return _generator[0]
-
-
-seed = manual_seed
-
-
-def _rng(generator=None):
-    """NumPy's generator behind ``generator`` (a ``torch.Generator``), or the global one."""
-    return _generator[0] if generator is None else generator._rng
-
 
 def _finish(data, dtype, requires_grad):
     """Cast to ``dtype`` and apply ``requires_grad`` with PyTorch's check."""
@@ -197,14 +180,6 @@ def full_like(input, fill_value, dtype=None, requires_grad=False, device=None):
     return _filled(fill_value, input.shape, dtype or input.dtype, requires_grad)
 
 
-def rand_like(input, dtype=None, requires_grad=False):
-    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
-
-
-def randn_like(input, dtype=None, requires_grad=False):
-    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
-
-
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
     """``arange(4.0)`` is float32 ``[0., 1., 2., 3.]``; all-integer arguments give int64."""
     if end is None:
@@ -235,34 +210,3 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     d = dtypes.as_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
     return _finish(np.eye(n, m, dtype=d.numpy), None, requires_grad)
 
-
-def _random(draw, size, dtype, requires_grad, kwargs_size):
-    size = _size((kwargs_size,) if kwargs_size is not None else size)
-    d = dtypes.as_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
-    if not d.is_floating_point:
-        raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{d.name}'")
-    return _finish(np.asarray(draw(size)).astype(d.numpy), None, requires_grad)
-
-
-def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs):
-    """Uniform numbers in [0, 1); ``rand(2, 3)`` or ``rand(size=(2, 3))``."""
-    return _random(lambda s: _rng(generator).random(s), size, dtype, requires_grad, kwargs.get("size"))
-
-
-def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs):
-    """Standard normal numbers; ``randn(2, 3)`` or ``randn(size=(2, 3))``."""
-    return _random(lambda s: _rng(generator).standard_normal(s), size, dtype, requires_grad, kwargs.get("size"))
-
-
-def normal(mean, std, size, requires_grad=False):
-    return _random(lambda s: _rng().normal(mean, std, s), (size,), None, requires_grad, None)
-
-
-def randint(low, high=None, size=(), dtype=None, requires_grad=False):
-    if high is None:
-        low, high = 0, low
-    return _finish(_rng().integers(low, high, _size((size,))), dtype, requires_grad)
-
-
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-    return _finish(_rng(generator).permutation(n).astype(np.int64), dtype, requires_grad)

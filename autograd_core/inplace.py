@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _speed, grad_mode, ops
-from .creation import _rng
+from . import _speed, grad_mode, ops, random
 from .tensor import Tensor, _type_name
 
 
@@ -115,15 +114,24 @@ def zero_(self):
     return write(self, lambda t: ops.ZeroBackward0.apply(t))
 
 
-def uniform_(self, a=0.0, b=1.0):
+def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    """Fill with numbers uniform in [a, b), PyTorch's (random.py)."""
     with grad_mode.no_grad():
-        return write(self, lambda t: Tensor._make(_rng().uniform(a, b, self._data.shape)))
+        return write(self, lambda t: Tensor._make(random.fill_uniform(self._data, a, b, generator)))
 
 
-def normal_(self, mean=0.0, std=1.0):
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
     with grad_mode.no_grad():
-        return write(self, lambda t: Tensor._make(_rng().normal(mean, std, self._data.shape)))
+        return write(self, lambda t: Tensor._make(random.fill_normal(self._data, mean, std, generator)))
 
 
-METHODS = {f.__name__: f for f in (add_, sub_, mul_, div_, pow_, clamp_, copy_, fill_, zero_, uniform_, normal_)}
+def random_(self, low=None, high=None, *, generator=None):
+    """``x.random_(low, high)``, ``x.random_(high)``: integers in [low, high); ``x.random_()``: 0 to
+    the dtype's largest value."""
+    with grad_mode.no_grad():
+        return write(self, lambda t: Tensor._make(random.fill_random(self._data, low, high, generator)))
+
+
+METHODS = {f.__name__: f for f in (add_, sub_, mul_, div_, pow_, clamp_, copy_, fill_, zero_, uniform_, normal_,
+                                   random_)}
 OPERATORS = {"__iadd__": add_, "__isub__": sub_, "__imul__": mul_, "__itruediv__": div_}

@@ -16,6 +16,13 @@ Then every cell starts with a header line at column 0:
 ``%% code <grade_id>``          read-only code (locked): imports, given classes, helpers
 ``%% solution <grade_id>``      the student's cell (``### BEGIN SOLUTION`` / ``### END SOLUTION``)
 ``%% test <grade_id> <points>`` an autograded, locked test cell worth ``<points>``
+``%% answer <grade_id> <points>`` a written answer worth ``<points>``, graded by a person: nbgrader's
+                                "manually graded answer" (a markdown cell, ``solution`` and ``grade``)
+
+An answer cell holds the model answer and the rubric between ``### BEGIN SOLUTION`` and
+``### END SOLUTION``: nbgrader's ``generate_assignment`` replaces that region with "YOUR ANSWER
+HERE", so students never see it, and graders read it in ``source/``. nbgrader scores an answer
+left unchanged 0 by itself; any other answer waits for a manual grade in the gradebook.
 
 Test cells ask for the student's answers with ``student("code")`` and check the plain values that
 come back with ``check``/``check_close`` (``grader/checks.py``). When ``kitgrade`` grades, such a
@@ -57,13 +64,13 @@ def reference_gradients(op, inputs, grad):
     return [t.grad.numpy() for t in tensors]'''
 
 
-HEADER = re.compile(r"^%% (notebook|metadata|markdown|code|solution|test)\b ?(.*)$")
+HEADER = re.compile(r"^%% (notebook|metadata|markdown|code|solution|test|answer)\b ?(.*)$")
 
 
 def _cell_meta(kind, grade_id, points=None):
-    meta = {"grade": kind == "test", "grade_id": grade_id, "locked": kind != "solution",
-            "schema_version": 3, "solution": kind == "solution"}
-    if kind == "test":
+    meta = {"grade": kind in ("test", "answer"), "grade_id": grade_id, "locked": kind in ("markdown", "code", "test"),
+            "schema_version": 3, "solution": kind in ("solution", "answer")}
+    if kind in ("test", "answer"):
         meta["points"] = points
     return {"nbgrader": meta}
 
@@ -91,7 +98,7 @@ def parse(path: Path):
             metadata.update(json.loads(rest))
         else:
             words = rest.split()
-            if kind == "test":
+            if kind in ("test", "answer"):
                 grade_id, points = words[0], float(words[1])
                 points = int(points) if points.is_integer() else points
             else:
@@ -115,7 +122,7 @@ def parse(path: Path):
         text = "\n".join(cell["lines"]).strip("\n")
         text = _fill(text, cell["kind"])
         meta = _cell_meta(cell["kind"], cell["id"], cell["points"])
-        if cell["kind"] == "markdown":
+        if cell["kind"] in ("markdown", "answer"):
             nb.cells.append(nbformat.v4.new_markdown_cell(text, metadata=meta))
         else:
             nb.cells.append(nbformat.v4.new_code_cell(text, metadata=meta))

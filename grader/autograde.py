@@ -2,13 +2,16 @@
 
 1. **Stage** each submission (``submission.stage_submission``): a checked copy in nbgrader's layout
    under ``.kitgrade/staged``; the submitted files are only read.
-2. **Execute** every staged notebook in worker processes (one per core by default). A worker runs
-   nbgrader's own sanitizing preprocessors (plus the kit's ``DetectTampering``/``RestoreCellFlags``),
-   then the sandboxed executor, and stores the outputs in an execution record.
-3. **Grade** with nbgrader's ``Autograde`` converter over the staged copies, its ``Execute`` step
+2. **Prepare** each staged notebook (``prepare_task``): nbgrader's sanitizing chain with the
+   gradebook's copy (``notebook_chains``), and the instructor's cells for the trusted tests.
+3. **Execute** it in the sandbox (``sandbox/``; ``execute_prepared``) and return its outputs. Locally a
+   pool of worker processes (one per core by default) does 2 and 3; on a dask cluster
+   (``cluster.py``) this process prepares and the cluster's workers execute.
+4. **Grade** with nbgrader's ``Autograde`` converter over the staged copies, its ``Execute`` step
    replaced by ``ReplayExecution``: nbgrader writes ``autograded/`` and the gradebook as usual.
-   Each student is graded as soon as their notebooks have run, while the workers go on.
-4. **Report** each student's score and every reason in ``reports/<assignment>.csv``.
+   Each student is graded as soon as their notebooks have run, while the workers go on. Only this
+   process writes; the ledger (``.kitgrade/graded``) lets a rerun skip what is graded and unchanged.
+5. **Report** each student's score and every reason in ``reports/<assignment>.json`` and ``.csv``.
 
 A fault of the machine (the disk fills up, the gradebook is locked halfway) never becomes a grade:
 the student it strikes is "not graded, because ...", whatever nbgrader had recorded of them in this
@@ -18,7 +21,6 @@ whose submission is gone from ``submitted/`` keeps their grade, and every report
 
 from __future__ import annotations
 
-import copy
 import json
 import multiprocessing
 import os
@@ -34,14 +36,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-from nbgrader import utils as nbgrader_utils
 from nbgrader.api import Gradebook, MissingEntry
 from traitlets.config import Config
 
 from .course import KIT_DIR, Course, ensure_nbgrader_tools_on_path
 from .errors import EnvironmentFault
 from .faults import describe, logged_errors
-from .preprocessors import FINDINGS, DetectTampering, ReplayExecution, RestoreCellFlags, notebook_flags
+from .notebook_chains import (autograde_preprocessors, instructor_sources, keep_warnings_harmless, sanitize,
+                              sanitize_preprocessors)
 from .progress import ProgressBar
 from .sandbox.policy import SandboxPolicy, policy_for
 from .sandbox.scratch import read_data_files, run_folder, scratch_folder
@@ -137,35 +139,6 @@ class Ledger:
             temporary.unlink(missing_ok=True)
 
 
-def sanitize_preprocessors(in_worker: bool = True):
-    """nbgrader's sanitizing chain, with the kit's tamper detection before ``OverwriteCells``.
-
-    The workers run all of it. The grading pass that follows (``Autograde`` over the same staged
-    notebook) skips the two steps that only inspect, as the worker already ran them on the very
-    same notebook: ``DetectTampering`` (its findings are in the report) and nbgrader's
-    ``CheckCellMetadata`` (a notebook that fails it gets no execution record, so every cell of it
-    scores zero, with the reason in the report, instead of the student getting no grade at all).
-    """
-    from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, DeduplicateIds, OverwriteCells, OverwriteKernelspec
-
-    if in_worker:
-        return [ClearOutput, DeduplicateIds, OverwriteKernelspec, DetectTampering, RestoreCellFlags, OverwriteCells,
-                CheckCellMetadata]
-    return [ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreCellFlags, OverwriteCells]
-
-
-def autograde_preprocessors():
-    """nbgrader's autograding chain with ``Execute`` replaced by the kit's ``ReplayExecution``.
-
-    (Its final ``CheckCellMetadata`` is left out for the reason given in ``sanitize_preprocessors``:
-    nothing between the worker's check and here changes cell metadata.)
-    """
-    from nbconvert.preprocessors import ClearMetadataPreprocessor
-    from nbgrader.preprocessors import AssignLatePenalties, IgnorePattern, LimitOutput, SaveAutoGrades
-
-    return [ReplayExecution, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties]
-
-
 class Interrupted(Exception):
     """The run was stopped (Ctrl-C, SIGTERM, SIGHUP); what was graded is kept."""
 
@@ -203,6 +176,8 @@ class StudentResult:
     reasons: list[str] = field(default_factory=list)
     graded: bool = True
     seconds: float = 0.0  # wall-clock time its notebooks ran in the sandbox
+    awaiting_manual: list[dict] = field(default_factory=list)  # answers waiting for a manual grade (manual_grades)
+    manual_kept: int = 0  # manual grades kept through a regrade, which nbgrader flags for a review
     submitted: bool = True  # False: in the gradebook, but no longer in submitted/
 
 
@@ -215,39 +190,6 @@ class ReportNotWritten(EnvironmentFault):
 
 
 # ---- the worker side ---------------------------------------------------------------------------
-def sanitize(nb, config: Config, db_url: str, assignment: str, notebook: str, student: str = "."):
-    """Run nbgrader's sanitizing chain on ``nb``; return it with the findings of the kit's checks."""
-    resources = {"nbgrader": {"notebook": notebook, "assignment": assignment, "student": student, "db_url": db_url},
-                 "unique_key": notebook}
-    nb = copy.deepcopy(nb)
-    for preprocessor in sanitize_preprocessors():  # as nbconvert's exporter applies them
-        nb, resources = preprocessor(config=config, enabled=True)(nb, resources)
-    return nb, list(resources.get(FINDINGS, []))
-
-
-def instructor_sources(db_url: str, assignment: str, notebook: str) -> dict[str, str]:
-    """The instructor's code cells of a notebook (read-only cells and tests) as the gradebook holds them."""
-    with warnings.catch_warnings(), Gradebook(db_url) as gradebook:
-        warnings.simplefilter("ignore")
-        flags = notebook_flags(gradebook, notebook, assignment)
-    return {name: f["source"] for name, f in flags.items()
-            if f["cell_type"] == "code" and (f["locked"] or f["grade"]) and not f["solution"]}
-
-
-def keep_warnings_harmless(nb) -> list[str]:
-    """Stray stderr (warnings) in a test cell that raised no error must not fail it (nbgrader would)."""
-    notes = []
-    for cell in nb.cells:
-        if cell.cell_type == "code" and nbgrader_utils.is_grade(cell) and not nbgrader_utils.is_solution(cell):
-            if any(o.output_type == "error" for o in cell.outputs):
-                continue
-            for output in cell.outputs:
-                if output.output_type == "stream" and output.name == "stderr":
-                    output.name = "stdout"
-                    notes.append(f"cell {cell.metadata.nbgrader['grade_id']!r}: stderr output (warnings) kept, not counted as a failure")
-    return notes
-
-
 def prepare_task(task: dict) -> dict:
     """Instructor side of a task: sanitize the staged notebook with the gradebook's copy, gather the
     instructor's sources. Returns a task that needs nothing but itself (bytes and plain values) to

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from .local_grading import LocalGrader
+from .manual_grades import written_answers
 from .sandbox.policy import policy_for
 from .sandbox.scratch import DataFilesTooLarge, read_data_files
 from .settings import KitGrade
@@ -16,12 +17,14 @@ def check_notebook(path: Path, timeout: float = 30.0, out=print) -> int:
     """Execute ``path`` in a sandbox, print one line per test cell and the total; 0 if all pass.
 
     Only the tests in the notebook run (a released notebook holds the visible ones; hidden tests
-    run when the instructor grades). The notebook file is not changed.
+    run when the instructor grades). Written answers (nbgrader's manually graded cells) are listed,
+    answered or not, but not counted: the instructor grades them. The notebook file is not changed.
     """
     nb, reason = read_notebook_strictly(Path(path))
     if reason:
         out(f"{path}: {reason}")
         return 2
+    written = written_answers(nb)
     meta = json.loads(json.dumps(nb.metadata.get("kitgrade", {})))
     forbidden = meta.get("forbidden_imports", []) if isinstance(meta, dict) else []
     settings = KitGrade(cell_timeout=timeout)
@@ -34,14 +37,23 @@ def check_notebook(path: Path, timeout: float = 30.0, out=print) -> int:
     with LocalGrader() as grader:
         _, result = grader.execute_and_score(nb, policy, data_files)
     if not result.tests:
-        out(f"{path}: no autograded tests found")
+        out(f"{path}: no autograded tests found" + (f" ({len(written)} written answer(s), graded by your instructor)"
+                                                    if written else ""))
         return 2
-    width = max(len(t.grade_id) for t in result.tests)
+    width = max(len(name) for name in [t.grade_id for t in result.tests] + [w.grade_id for w in written])
     for test in result.tests:
         status = "PASS" if test.passed else ("PARTIAL" if test.score > 0 else "FAIL")
         detail = f"  {test.error}" if test.error else ""
         out(f"{status:<7} {test.grade_id:<{width}}  {test.score:g}/{test.max_score:g}{detail}")
+    for answer in written:
+        state = {True: "answered; your instructor grades it",
+                 False: "not answered yet: left as released, it scores 0",
+                 None: "your instructor grades it"}[answer.answered]
+        out(f"{'WRITTEN':<7} {answer.grade_id:<{width}}  -/{answer.points:g}  {state}")
     for finding in result.findings:
         out(f"note: {finding}")
-    out(f"total: {result.score:g}/{result.max_score:g} (visible tests; hidden tests run when your instructor grades)")
+    by_hand = (f"; {sum(w.points for w in written):g} more point(s) for written answers, graded by your instructor"
+               if written else "")
+    out(f"total: {result.score:g}/{result.max_score:g} (visible tests; hidden tests run when your instructor grades"
+        f"{by_hand})")
     return 0 if all(t.passed for t in result.tests) else 1

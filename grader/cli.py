@@ -8,6 +8,7 @@
     kitgrade feedback ex1 [--hide-hidden-tests]      # HTML per student in feedback/
                           [--release]                #   and back to the students through the exchange
     kitgrade export [--lms-csv grades.csv] [--dry-run]   # nbgrader's CSV plus a Canvas gradebook import file
+                    [--allow-manual-pending]            #   even with written answers not graded yet
     kitgrade check ex1.ipynb                         # a student: run my notebook's tests
 
 Every command checks what it is asked to do before it writes anything: a mistake (a misspelled
@@ -188,6 +189,10 @@ def cmd_feedback(args) -> int:
     hide = args.hide_hidden_tests or course.settings().hide_hidden_tests_in_feedback
     files = generate_feedback(course, args.assignment, hide_hidden_tests=hide)
     print(f"{args.assignment}: {len(files)} feedback file(s) in feedback/" + (" (hidden tests left out)" if hide else ""))
+    waiting = awaiting_manual(course, args.assignment)
+    if waiting:
+        print(f"note: written answers of {len(waiting)} student(s) wait for a manual grade ({', '.join(waiting)}): "
+              "their feedback shows the score without them; run feedback again once they are graded", file=sys.stderr)
     if args.release:
         from .feedback import release_feedback
 
@@ -198,16 +203,32 @@ def cmd_feedback(args) -> int:
     return 0
 
 
+def awaiting_manual(course: Course, assignment: str) -> list[str]:
+    """The students with written answers of ``assignment`` still waiting for a manual grade."""
+    from nbgrader.api import Gradebook
+
+    from .manual_grades import awaiting_by_student
+
+    with Gradebook(course.db_url, course.course_id) as gradebook:
+        return list(awaiting_by_student(gradebook, assignment))
+
+
 def cmd_export(args) -> int:
-    from .export import export_grades
+    from .export import AwaitingManualGrades, export_grades
 
     course = _course(args)
     written = [] if args.dry_run else [p if p.is_absolute() else course.root / p
                                        for p in (Path(args.csv), Path(args.lms_csv))]
     _will_write(course, "export", *written, *([course.path(KIT_DIR)] if args.roster and not args.dry_run else []),
                 gradebook="write" if args.roster and not args.dry_run else "read")  # a roster is recorded there
-    lines = export_grades(course, Path(args.csv), Path(args.lms_csv),
-                          roster=Path(args.roster) if args.roster else None, dry_run=args.dry_run)
+    try:
+        lines = export_grades(course, Path(args.csv), Path(args.lms_csv),
+                              roster=Path(args.roster) if args.roster else None, dry_run=args.dry_run,
+                              allow_manual_pending=args.allow_manual_pending)
+    except AwaitingManualGrades as refused:
+        print("\n".join(f"kitgrade export: {line}" if i == 0 else line for i, line in enumerate(refused.lines)),
+              file=sys.stderr)
+        return 1
     print("\n".join(lines))
     return 0
 
@@ -300,6 +321,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--lms-csv", default="grades_lms.csv")
     sub.add_argument("--roster", help="Canvas's gradebook export (or a roster CSV) for the ID, SIS and Section columns")
     sub.add_argument("--dry-run", action="store_true", help="show what would change against the last export; write nothing")
+    sub.add_argument("--allow-manual-pending", action="store_true",
+                     help="export even if written answers still wait for a manual grade (they count as 0)")
 
     sub = command("check", cmd_check, "run the tests of one notebook and print each result", course=False)
     sub.add_argument("notebook")

@@ -12,6 +12,11 @@ with at least one submission are exported, so an assignment not yet collected gi
 for the same reason a student whose submission is in ``submitted/`` but not graded (yet, or because
 of a fault of the machine) has an empty cell in the Canvas file, and the command says so. A grade
 whose submission is gone from ``submitted/`` is exported as the gradebook holds it, and said.
+
+A score whose written answers still wait for a manual grade (``grader.manual_grades``) is not
+final: nbgrader counts those answers as 0. ``export`` then writes nothing and lists the students
+(``AwaitingManualGrades``), unless told to export anyway (``allow_manual_pending``), when it writes
+both files and lists them as a warning. Both files are written whole or not at all.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from nbgrader.plugins.export import CsvExportPlugin, ExportPlugin
 from .course import Course
 from .errors import EnvironmentFault, UsageError
 from .faults import describe
+from .manual_grades import awaiting_by_student, points
 from .report import NO_LONGER_SUBMITTED, no_longer_submitted
 from .roster import RosterStudent, read_roster, record_in_gradebook, save_roster, saved_roster
 
@@ -83,24 +89,56 @@ class CanvasCsvExportPlugin(ExportPlugin):
             csv.writer(handle).writerows(canvas_rows(gradebook, self.roster, self.ungraded))
 
 
+class AwaitingManualGrades(Exception):
+    """Nothing exported: some exported scores still miss the points of answers waiting for a manual grade."""
+
+    def __init__(self, lines: list[str]):
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+def awaiting_lines(gradebook: Gradebook) -> list[str]:
+    """One line per exported assignment with students whose written answers wait for a manual grade."""
+    lines = []
+    for assignment in sorted((a for a in gradebook.assignments if a.submissions), key=lambda a: a.name):
+        waiting = awaiting_by_student(gradebook, assignment.name)
+        if waiting:
+            total = sum(points(answers) for answers in waiting.values())
+            lines.append(f"  {assignment.name}: {len(waiting)} student(s), {total:g} point(s): "
+                         + ", ".join(f"{student} ({points(answers):g})" for student, answers in waiting.items()))
+    return lines
+
+
 def export_grades(course: Course, csv_path: Path, lms_path: Path, roster: Path | None = None,
-                  dry_run: bool = False) -> list[str]:
+                  dry_run: bool = False, allow_manual_pending: bool = False) -> list[str]:
     """Write nbgrader's CSV (``CsvExportPlugin``) and the Canvas CSV; relative paths are in the course.
 
     With ``dry_run`` nothing is written: the lines say what would change against the last export.
+    Scores with written answers still waiting for a manual grade raise ``AwaitingManualGrades``
+    before anything is written, unless ``allow_manual_pending`` (then the lines warn of them).
     """
     paths = [p if p.is_absolute() else course.root / p for p in (csv_path, lms_path)]
     for path in paths:
         if path.is_dir() or not path.parent.is_dir():
             raise UsageError(f"{path}: cannot write there ({'a folder' if path.is_dir() else 'no such folder'})")
     students = read_roster(roster) if roster is not None else saved_roster(course.root)
+    with Gradebook(course.db_url, course.course_id) as gradebook:
+        waiting = awaiting_lines(gradebook)
+    if waiting and not dry_run and not allow_manual_pending:
+        raise AwaitingManualGrades(["not exported: written answers wait for a manual grade, and their points would "
+                                    "count as 0 in these scores:", *waiting,
+                                    "grade them in nbgrader's formgrader, or export anyway with --allow-manual-pending"])
+    note = (["warning: exported without their manual part (written answers not graded yet, counted as 0):",
+             *waiting] if waiting and not dry_run else
+            ["note: not final: written answers wait for a manual grade (counted as 0); export refuses until they "
+             "are graded, or --allow-manual-pending:", *waiting] if waiting else [])
     if roster is not None and not dry_run:
         save_roster(course.root, students)
         record_in_gradebook(course, students)
     with Gradebook(course.db_url, course.course_id) as gradebook:
         ungraded, notes = grading_notes(course, gradebook)
         if dry_run:
-            return describe_changes(paths[1], canvas_rows(gradebook, students, ungraded)) + notes
+            return describe_changes(paths[1], canvas_rows(gradebook, students, ungraded)) + note + notes
         # each file whole or not at all: a truncated CSV imported into an LMS would lose students
         temporaries = [path.with_name(path.name + ".tmp") for path in paths]
         try:
@@ -117,7 +155,7 @@ def export_grades(course: Course, csv_path: Path, lms_path: Path, roster: Path |
             for temporary in temporaries:
                 temporary.unlink(missing_ok=True)
         rows = canvas_rows(gradebook, students, ungraded)
-    lines = [f"wrote {p}" for p in paths] + notes
+    lines = [f"wrote {p}" for p in paths] + note + notes
     unmatched = [row[0] for row in rows[2:] if not any(row[1:4])]
     if unmatched:
         lines.append(f"note: {len(unmatched)} student(s) without a Canvas ID or SIS id ({', '.join(unmatched[:5])}"

@@ -78,7 +78,7 @@ class NotebookResult:
 
 
 def _execute_and_score(nb, policy: SandboxPolicy, data_files: dict[str, bytes]):
-    from .autograde import keep_warnings_harmless
+    from .notebook_chains import keep_warnings_harmless
 
     with scratch_folder(data_files) as scratch:
         report = run_notebook(workers.zygote_for(policy.forbidden_imports), nb, policy.for_scratch(scratch))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import nbformat
 
-from .autograde import sanitize
+from .notebook_chains import sanitize
 from .course import Course, ensure_nbgrader_tools_on_path
 from .errors import EnvironmentFault, UsageError
 from .faults import describe, logged_errors

@@ -1,4 +1,8 @@
-"""The instructor's report of an autograde run: every student's score, and every reason."""
+"""The instructor's report of an autograde run: every student's score, and every reason.
+
+A score is nbgrader's (the gradebook's); where written answers still wait for a manual grade
+(``grader.manual_grades``) the report says how many points wait, and that the score is not final.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 
 from .course import Course
+from .manual_grades import awaiting_in, kept_for_review_in, points
 
 #: How every output names a grade the gradebook holds whose submission is gone from ``submitted/``.
 NO_LONGER_SUBMITTED = "in the gradebook but no longer submitted"
@@ -22,7 +27,7 @@ def final_score(submission) -> float:
 
 
 def collect_scores(course: Course, assignment: str, results: dict) -> None:
-    """Fill in each result's score and maximum from the gradebook (nbgrader's numbers)."""
+    """Fill in each result's score, maximum and waiting answers from the gradebook (nbgrader's numbers)."""
     with Gradebook(course.db_url, course.course_id) as gradebook:
         maximum = gradebook.find_assignment(assignment).max_score
         for student, result in results.items():
@@ -35,6 +40,8 @@ def collect_scores(course: Course, assignment: str, results: dict) -> None:
                 submission = None
             if submission is not None:
                 result.score = final_score(submission)
+                result.awaiting_manual = [a.as_dict() for a in awaiting_in(submission)]
+                result.manual_kept = kept_for_review_in(submission)
                 penalty = submission.late_submission_penalty or 0.0
                 if penalty:
                     result.reasons.append(f"late: {penalty:g} point(s) deducted by the course's late policy "
@@ -67,9 +74,7 @@ def write_report(course: Course, assignment: str, results: dict) -> None:
     A student the report knew and this run did not grade (``--student``, or a rerun) keeps their
     line; a student not graded because of a fault of the grader has no score, only the reason.
     """
-    folder = course.path("reports")
-    folder.mkdir(exist_ok=True)
-    path = folder / f"{assignment}.json"
+    path = course.path("reports", f"{assignment}.json")
     entries = {}
     if path.exists():
         try:
@@ -79,16 +84,33 @@ def write_report(course: Course, assignment: str, results: dict) -> None:
     for r in results.values():
         # a student this run did not run again (already graded, unchanged) keeps the time it took
         seconds = getattr(r, "seconds", 0.0) or entries.get(r.student, {}).get("seconds", 0.0)
-        entries[r.student] = {"score": r.score if r.graded else None, "max_score": r.max_score, "reasons": r.reasons,
-                              "seconds": round(seconds, 2)}
+        entries[r.student] = entry(r.score if r.graded else None, r.max_score, r.reasons, r.awaiting_manual, seconds)
+    write_entries(course, assignment, entries)
+
+
+def entry(score: float | None, max_score: float, reasons: list[str], awaiting: list[dict], seconds: float) -> dict:
+    """One student's line of the report. ``score`` is nbgrader's (None: not graded); ``awaiting_manual``
+    lists the answers still waiting for a manual grade, whose points the score counts as 0, and
+    ``final`` says whether the score is the final one (graded, nothing waiting)."""
+    return {"score": score, "max_score": max_score, "reasons": list(reasons),
+            "awaiting_manual": list(awaiting), "awaiting_manual_points": points(awaiting),
+            "final": score is not None and not awaiting, "seconds": round(seconds, 2)}
+
+
+def write_entries(course: Course, assignment: str, entries: dict) -> None:
+    """Write ``reports/<assignment>.json`` and ``.csv`` from the report's entries."""
+    folder = course.path("reports")
+    folder.mkdir(exist_ok=True)
     table = io.StringIO(newline="")
     writer = csv.writer(table)
-    writer.writerow(["student", "score", "max_score", "reasons"])
-    for student, entry in sorted(entries.items()):
-        score = "" if entry["score"] is None else f"{entry['score']:g}"
-        writer.writerow([student, score, f"{entry['max_score']:g}", " | ".join(entry["reasons"])])
+    writer.writerow(["student", "score", "max_score", "awaiting_manual_points", "reasons"])
+    for student, item in sorted(entries.items()):
+        score = "" if item["score"] is None else f"{item['score']:g}"
+        waiting = item.get("awaiting_manual_points") or 0
+        writer.writerow([student, score, f"{item['max_score']:g}", f"{waiting:g}" if waiting else "",
+                         " | ".join(item["reasons"])])
     write_whole(folder / f"{assignment}.csv", table.getvalue())
-    write_json(path, entries)
+    write_json(folder / f"{assignment}.json", entries)
 
 
 def write_whole(path: Path, text: str) -> None:
@@ -106,14 +128,58 @@ def write_json(path: Path, data) -> None:
     write_whole(path, json.dumps(data, indent=1))
 
 
+def refresh_report(course: Course, assignment: str) -> dict:
+    """The report with every graded student's score and waiting answers read again from the gradebook
+    (a grader may have given manual grades since autograde wrote it); rewritten if anything changed."""
+    path = course.path("reports", f"{assignment}.json")
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(entries, dict) or not entries:
+        return {}
+    fresh = {}
+    with Gradebook(course.db_url, course.course_id) as gradebook:
+        try:
+            maximum = gradebook.find_assignment(assignment).max_score
+        except MissingEntry:
+            return entries
+        for student, item in entries.items():
+            score = item.get("score")
+            awaiting = item.get("awaiting_manual", [])
+            if score is not None:
+                try:
+                    submission = gradebook.find_submission(assignment, student)
+                    score, awaiting = final_score(submission), [a.as_dict() for a in awaiting_in(submission)]
+                except MissingEntry:
+                    pass
+            fresh[student] = entry(score, maximum, item.get("reasons", []), awaiting, item.get("seconds", 0.0))
+    if fresh != entries:
+        write_entries(course, assignment, fresh)
+    return fresh
+
+
 def format_report(assignment: str, results: dict) -> str:
-    """A plain-text table for the terminal."""
+    """A plain-text table for the terminal; a score with answers still waiting for a manual grade says so."""
     submitted = sum(getattr(r, "submitted", True) for r in results.values())
     lines = [f"{assignment}: {submitted} submission(s)"]
     width = max([len(s) for s in results] + [7])
     for result in sorted(results.values(), key=lambda r: r.student):
         score = f"{result.score:>6g}" if result.graded else "   not graded"
-        lines.append(f"  {result.student:<{width}}  {score} / {result.max_score:<6g}")
+        line = f"  {result.student:<{width}}  {score} / {result.max_score:<6g}"
+        waiting = points(result.awaiting_manual) if result.graded else 0
+        if waiting:
+            line += f"  not final: {waiting:g} point(s) await manual grading"
+        lines.append(line.rstrip())
         for reason in result.reasons:
             lines.append(f"  {'':<{width}}    - {reason}")
+        if result.graded and result.manual_kept:
+            lines.append(f"  {'':<{width}}    - {result.manual_kept} manual grade(s) kept through the regrade (in the "
+                         "score); nbgrader flags them for a review in the formgrader")
+    waiting = {r.student: points(r.awaiting_manual) for r in results.values() if r.graded and r.awaiting_manual}
+    if waiting:
+        cells = sorted({a["cell"] for r in results.values() if r.graded for a in r.awaiting_manual})
+        lines.append(f"{sum(waiting.values()):g} point(s) of {len(waiting)} submission(s) await manual grading "
+                     f"({', '.join(cells)}): their scores above are the automatic part only, not the final score; "
+                     "grade these answers in nbgrader's formgrader (docs/grading.md)")
     return "\n".join(lines)

@@ -1,8 +1,10 @@
 """``kitgrade summary``: what a class got wrong, at a glance, after ``kitgrade autograde``.
 
-It reads what autograde left: ``reports/<assignment>.json`` (each student's score and reasons),
-the gradebook (each test cell's score) and the autograded notebooks (each failed test's message),
-and writes ``reports/<assignment>.html`` (one file, figures embedded) and a table for the terminal.
+It reads what autograde left: ``reports/<assignment>.json`` (each student's reasons), the
+gradebook (each student's score as it is now, manual grades included, and each cell's score) and
+the autograded notebooks (each failed test's message), and writes ``reports/<assignment>.html``
+(one file, figures embedded) and a table for the terminal. Written answers that wait for a manual
+grade are counted per student and for the class: until they are graded, a score is not final.
 The summary's data is kept in ``reports/<assignment>.summary.json``; a rerun says what changed.
 Hidden-test source is left out unless asked for: the page is meant for teaching assistants.
 """
@@ -23,7 +25,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from .course import Course
 from .errors import UsageError
-from .report import NO_LONGER_SUBMITTED, no_longer_submitted, write_whole
+from .report import NO_LONGER_SUBMITTED, no_longer_submitted, refresh_report, write_whole
 
 # A message of grader.checks.check: "WHAT: expected E, got G, for input I".
 CHECK_MESSAGE = re.compile(r"^(?P<what>.+?): expected (?P<expected>.*), got (?P<got>.*), for input (?P<input>.*)$", re.S)
@@ -47,7 +49,12 @@ TEXT = {
            "no_change": "nothing changed", "pass_title": "Pass rate per test", "source": "test source",
            "hidden": "### (hidden tests not shown; --show-hidden-tests shows them)",
            "tampering": "tampering", "timeout": "timeout", "refused": "refused operation", "late": "late",
-           "not graded": "not graded", "no longer submitted": "no longer submitted", "report": "report"},
+           "not graded": "not graded", "no longer submitted": "no longer submitted", "report": "report",
+           "manual": "by hand",
+           "not_final": "not final: {points:g} point(s) of {count} submission(s) await manual grading",
+           "waiting": "{points:g} point(s) await manual grading: {cells}",
+           "written": "Written answers (graded by hand)", "answer": "answer", "by_hand": "graded",
+           "awaiting": "awaiting", "blank": "blank (0)"},
     "zh": {"title": "{a} 成绩摘要", "students": "份提交", "graded": "已评分", "mean": "平均分",
            "median": "中位数", "zeros": "零分人数", "distribution": "分数分布", "score": "分数",
            "count": "学生人数", "maximum": "满分", "tests": "测试", "test": "测试", "pass_rate": "通过率",
@@ -60,7 +67,11 @@ TEXT = {
            "no_change": "没有变化", "pass_title": "各测试通过率", "source": "测试代码",
            "hidden": "### （隐藏测试未显示；--show-hidden-tests 可显示）",
            "tampering": "篡改", "timeout": "超时", "refused": "被拒绝的操作", "late": "迟交",
-           "not graded": "未评分", "no longer submitted": "提交已被删除", "report": "报告"},
+           "not graded": "未评分", "no longer submitted": "提交已被删除", "report": "报告", "manual": "待人工评分",
+           "not_final": "尚非最终成绩：{count} 份提交共 {points:g} 分待人工评分",
+           "waiting": "{points:g} 分待人工评分：{cells}",
+           "written": "书面回答（人工评分）", "answer": "回答", "by_hand": "已评分",
+           "awaiting": "待评分", "blank": "未作答（0 分）"},
 }
 
 
@@ -106,10 +117,7 @@ def gather(course: Course, assignment: str, show_hidden: bool = False) -> dict:
     """Everything the summary shows, as plain data (it is also what the next run compares with)."""
     course.require_assignment(assignment)
     report_path = course.path("reports", f"{assignment}.json")
-    try:
-        report = json.loads(report_path.read_text(encoding="utf-8")) if report_path.is_file() else {}
-    except (OSError, ValueError):
-        report = {}
+    report = refresh_report(course, assignment)  # the scores as they are now: manual grades given since count
     graded = {s: e for s, e in report.items() if e.get("score") is not None}
     if not graded:
         raise UsageError(f"nothing graded of {assignment} yet (no scores in {report_path}); "
@@ -117,10 +125,15 @@ def gather(course: Course, assignment: str, show_hidden: bool = False) -> dict:
     scores = [e["score"] for e in graded.values()]
     maximum = max(e["max_score"] for e in report.values())
     tests: dict[str, dict] = {}
+    written: dict[str, dict] = {}
     with Gradebook(course.db_url, course.course_id) as gradebook:
         for notebook in gradebook.find_assignment(assignment).notebooks:
-            for cell in sorted(notebook.grade_cells, key=lambda c: c.name):
-                if cell.cell_type == "code":
+            by_hand = {c.name for c in notebook.solution_cells} | {c.name for c in notebook.task_cells}
+            for cell in sorted([*notebook.grade_cells, *notebook.task_cells], key=lambda c: c.name):
+                if cell.name in by_hand:  # an answer a person grades, not a test
+                    written[cell.name] = {"id": cell.name, "notebook": notebook.name, "max_score": cell.max_score,
+                                          "count": 0, "graded": 0, "awaiting": 0, "blank": 0, "points": 0.0}
+                elif cell.cell_type == "code":
                     tests[cell.name] = {"id": cell.name, "notebook": notebook.name, "max_score": cell.max_score,
                                         "passed": 0, "count": 0, "points": 0.0, "failures": defaultdict(list)}
             for student in sorted(graded):
@@ -134,6 +147,16 @@ def gather(course: Course, assignment: str, show_hidden: bool = False) -> dict:
                         test["count"] += 1
                         test["points"] += score
                         test["passed"] += score >= grade.max_score
+                    elif grade.name in written:
+                        answer = written[grade.name]
+                        answer["count"] += 1
+                        answer["points"] += grade.score or 0.0
+                        if grade.manual_score is not None:
+                            answer["graded"] += 1
+                        elif grade.auto_score is None:
+                            answer["awaiting"] += 1
+                        else:  # left as released: nbgrader scored it 0 by itself
+                            answer["blank"] += 1
     for student in sorted(graded):
         for grade_id, message in _failures(course, assignment, student).items():
             if grade_id in tests:
@@ -143,13 +166,20 @@ def gather(course: Course, assignment: str, show_hidden: bool = False) -> dict:
         groups = [{**json.loads(key), "students": students} for key, students in test.pop("failures").items()]
         test["groups"] = sorted(groups, key=lambda g: (-len(g["students"]), g["what"]))
         test["source"] = sources.get(test["id"], "")
-    flags = [{"student": s, "kind": flag_of(r), "reason": r} for s, e in sorted(report.items())
-             for r in e.get("reasons", []) if flag_of(r)]
+    awaiting = {s: e["awaiting_manual_points"] for s, e in sorted(graded.items()) if e.get("awaiting_manual_points")}
+    flags = []
+    for student, item in sorted(report.items()):
+        flags += [{"student": student, "kind": flag_of(r), "reason": r} for r in item.get("reasons", []) if flag_of(r)]
+        if student in awaiting:  # written answers nobody has graded yet
+            cells = ", ".join(a["cell"] for a in item["awaiting_manual"])
+            flags.append({"student": student, "kind": "manual", "points": awaiting[student], "cells": cells,
+                          "reason": TEXT["en"]["waiting"].format(points=awaiting[student], cells=cells)})
     # a submission deleted since the last run: said here too, whether or not autograde ran since
     flagged = {f["student"] for f in flags if f["kind"] == "no longer submitted"}
     flags += [{"student": s, "kind": "no longer submitted", "reason": why}
               for s, why in no_longer_submitted(course, assignment).items() if s not in flagged]
     return {"assignment": assignment, "max_score": maximum, "submissions": len(report), "graded": len(graded),
+            "awaiting_manual": awaiting, "written": list(written.values()),
             "scores": {s: e.get("score") for s, e in sorted(report.items())},
             "mean": statistics.mean(scores), "median": statistics.median(scores),
             "zeros": sum(1 for s in scores if s == 0), "tests": list(tests.values()), "flags": flags,
@@ -200,8 +230,15 @@ def _shorten(text: str, width: int) -> str:
 
 def _stats(data: dict, t: dict) -> str:
     graded = f" ({data['graded']} {t['graded']})" if data["graded"] != data["submissions"] else ""
+    waiting = data.get("awaiting_manual") or {}
+    not_final = ("; " + t["not_final"].format(points=sum(waiting.values()), count=len(waiting))) if waiting else ""
     return (f"{data['submissions']} {t['students']}{graded}; {t['mean']} {data['mean']:.2f} / {data['max_score']:g}, "
-            f"{t['median']} {data['median']:g}, {t['zeros']}: {data['zeros']}")
+            f"{t['median']} {data['median']:g}, {t['zeros']}: {data['zeros']}{not_final}")
+
+
+def _written_row(answer: dict) -> list[str]:
+    return [answer["id"], f"{answer['graded']}/{answer['count']}", str(answer["awaiting"]), str(answer["blank"]),
+            f"{answer['points']:g}/{answer['max_score'] * answer['count']:g}"]
 
 
 def _group_text(group: dict, t: dict) -> str:
@@ -222,13 +259,26 @@ def terminal_table(data: dict, lang: str = "en") -> str:
         for group in test["groups"][:3]:
             lines.append(f"      {len(group['students'])}x {_shorten(_group_text(group, t), 100)}  "
                          f"[{', '.join(group['students'])}]")
+    if data.get("written"):
+        lines += ["", t["written"] + ":",
+                  f"  {t['answer']:<28} {t['by_hand']:>8} {t['awaiting']:>9} {t['blank']:>10} {t['points']:>10}"]
+        for answer in data["written"]:
+            name, graded, waiting, blank, worth = _written_row(answer)
+            lines.append(f"  {name:<28} {graded:>8} {waiting:>9} {blank:>10} {worth:>10}")
     lines += ["", t["look"] + ":"]
-    lines += [f"  {f['student']:<12} {t[f['kind']]:<10} {f['reason']}" for f in data["flags"]] or [f"  {t['none']}"]
+    lines += [f"  {f['student']:<12} {t[f['kind']]:<10} {_flag_reason(f, t)}" for f in data["flags"]] or [f"  {t['none']}"]
     lines += ["", f"{t['time']}: {timing(data, t)}"]
     if data.get("changes") is not None:
         lines += ["", t["changes"] + ":"] + [f"  {c}" for c in data["changes"]] + ([f"  {t['no_change']}"]
                                                                                     if not data["changes"] else [])
     return "\n".join(lines)
+
+
+def _flag_reason(flag: dict, t: dict) -> str:
+    """A flag's reason; the answers waiting for a manual grade are said in the summary's language."""
+    if flag["kind"] == "manual":
+        return t["waiting"].format(points=flag["points"], cells=flag["cells"])
+    return flag["reason"]
 
 
 def _png(figure) -> str:
@@ -296,10 +346,17 @@ def to_html(data: dict, lang: str = "en") -> str:
         if test["source"]:
             source = test["source"].replace("{hidden}", t["hidden"])
             parts.append(f"<details><summary>{e(t['source'])}</summary><pre>{e(source)}</pre></details>")
+    if data.get("written"):
+        parts.append(f"<h2>{e(t['written'])}</h2><table id='written'><tr>"
+                     + "".join(f"<th>{e(t[k])}</th>" for k in ("answer", "by_hand", "awaiting", "blank", "points"))
+                     + "</tr>")
+        parts += ["<tr>" + "".join(f"<td>{e(v)}</td>" for v in _written_row(answer)) + "</tr>"
+                  for answer in data["written"]]
+        parts.append("</table>")
     parts.append(f"<h2>{e(t['look'])}</h2>")
     if data["flags"]:
         parts.append(f"<table id='flags'><tr><th>{e(t['who'])}</th><th>{e(t['kind'])}</th><th>{e(t['reason'])}</th></tr>")
-        parts += [f"<tr><td>{e(f['student'])}</td><td>{e(t[f['kind']])}</td><td>{e(f['reason'])}</td></tr>"
+        parts += [f"<tr><td>{e(f['student'])}</td><td>{e(t[f['kind']])}</td><td>{e(_flag_reason(f, t))}</td></tr>"
                   for f in data["flags"]]
         parts.append("</table>")
     else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .saved import has_saved_tensors
+from .texts import text
 
 
 @dataclass(eq=False)
@@ -44,24 +45,25 @@ def node_name(fn) -> str:
     return name.rsplit("::", 1)[-1]  # "torch::autograd::AccumulateGrad" -> "AccumulateGrad"
 
 
-def _shape_text(tensor) -> str:
-    return "×".join(str(s) for s in tensor.shape) or "scalar"
+def _shape_text(tensor, language) -> str:
+    return "×".join(str(s) for s in tensor.shape) or text(language, "scalar")
 
 
-def _leaf_label(fn, names) -> str:
+def _leaf_label(fn, names, language) -> str:
     variable = getattr(fn, "variable", None)
     if variable is None:
         return "AccumulateGrad"
     for name, tensor in names.items():
         if tensor is variable:
-            return f"AccumulateGrad\n{name} ({_shape_text(variable)})"
-    return f"AccumulateGrad\n({_shape_text(variable)})"
+            return f"AccumulateGrad\n{name} ({_shape_text(variable, language)})"
+    return f"AccumulateGrad\n({_shape_text(variable, language)})"
 
 
-def extract_graph(output, names: dict | None = None) -> Graph:
+def extract_graph(output, names: dict | None = None, language: str = "en") -> Graph:
     """Read the graph below ``output`` (a tensor with a ``grad_fn``).
 
-    ``names`` maps display names to leaf tensors, e.g. ``{"x": x}``.
+    ``names`` maps display names to leaf tensors, e.g. ``{"x": x}``; ``language`` is that of
+    the leaves' labels ("scalar" or "标量" for a tensor without dimensions).
 
     >>> g = extract_graph(((x + 2) * 3).sum(), names={"x": x})   # doctest: +SKIP
     >>> [n.name for n in g.nodes]                                # doctest: +SKIP
@@ -77,7 +79,7 @@ def extract_graph(output, names: dict | None = None) -> Graph:
         if id(fn) not in index:
             name = node_name(fn)
             is_leaf = name == "AccumulateGrad"
-            label = _leaf_label(fn, names) if is_leaf else name
+            label = _leaf_label(fn, names, language) if is_leaf else name
             index[id(fn)] = len(nodes)
             node = GraphNode(fn, name, label, is_leaf, has_saved_tensors(fn))
             variable = getattr(fn, "variable", None) if is_leaf else None

@@ -26,6 +26,7 @@ TEXTS = {
         "reset button": "Reset",
         "reset tooltip": "back to before backward",
         "slider": "step",
+        "scalar": "scalar",
     },
     "zh": {
         "before": "反向传播之前：{nodes} 个节点，共 {steps} 步",
@@ -47,6 +48,7 @@ TEXTS = {
         "reset button": "重置",
         "reset tooltip": "回到反向传播之前",
         "slider": "步骤",
+        "scalar": "标量",
     },
 }
 

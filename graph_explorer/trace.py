@@ -72,9 +72,12 @@ def _freed_now(graph) -> frozenset:
 
 
 def trace_backward(output, gradient=None, retain_graph: bool = False, names: dict | None = None,
-                   graph: Graph | None = None) -> BackwardTrace:
-    """Call ``output.backward(gradient, retain_graph=...)`` and record each node as backward reaches it."""
-    graph = graph or extract_graph(output, names)
+                   graph: Graph | None = None, language: str = "en") -> BackwardTrace:
+    """Call ``output.backward(gradient, retain_graph=...)`` and record each node as backward reaches it.
+
+    ``language`` is that of the leaves' labels when the graph is read here (without ``graph``).
+    """
+    graph = graph or extract_graph(output, names, language)
     steps = []
 
     def make_prehook(i):

@@ -8,6 +8,7 @@ also survives in a rendered (non-live) notebook.
 from __future__ import annotations
 
 import base64
+import unicodedata
 
 from .draw import describe_step, format_grad, render_png
 from .graph import extract_graph
@@ -31,7 +32,7 @@ class GraphExplorer:
                  language: str = "en"):
         text(language, "step button")  # an unknown language fails here, not at the first picture
         self.language = language
-        self.graph = extract_graph(output, names)
+        self.graph = extract_graph(output, names, language)
         self.trace = trace_backward(output, gradient, retain_graph=retain_graph, graph=self.graph)
         self.position = 0
         self._widget = None
@@ -59,7 +60,8 @@ class GraphExplorer:
             freed = self.trace.freed_at(k)
             note = "  " + text(self.language, "table freed") if s.node in freed else ""
             grad = text(self.language, "table grad")
-            lines.append(f"{k:2d}. {node.label.replace(chr(10), ' '):<28} {grad} {format_grad(s.grads[0], 6)}{note}")
+            label = node.label.replace(chr(10), " ")
+            lines.append(f"{k:2d}. {label}{' ' * (28 - _columns(label))} {grad} {format_grad(s.grads[0], 6)}{note}")
         return "\n".join(lines)
 
     def snapshot(self, k: int | None = None):
@@ -117,6 +119,11 @@ class GraphExplorer:
         display(self.widget())
 
 
+def _columns(label: str) -> int:
+    """How many columns ``label`` takes in a terminal or a notebook's output: a Chinese character takes two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in label)
+
+
 def show_graph(output, names: dict | None = None, language: str = "en"):
     """A picture of the graph recorded behind ``output``, without running backward.
 
@@ -125,5 +132,5 @@ def show_graph(output, names: dict | None = None, language: str = "en"):
     from IPython.display import Image
 
     text(language, "graph caption")  # an unknown language fails here
-    trace = BackwardTrace(extract_graph(output, names), [], frozenset())
+    trace = BackwardTrace(extract_graph(output, names, language), [], frozenset())
     return Image(data=render_png(trace, 0, language, graph_only=True))

@@ -24,12 +24,13 @@ sys.path.insert(0, str(HUB_DIR))
 import kithub  # noqa: E402  (deploy/hub is no package: it is what an administrator copies)
 
 
-def solution_cells(source_notebook: Path) -> dict[int, str]:
-    """Cell index -> the instructor's solution without nbgrader's markers, for each solution cell."""
+def solution_cells(source_notebook: Path, cell_type: str = "code") -> dict[int, str]:
+    """Cell index -> the instructor's solution without nbgrader's markers, for each solution cell of
+    ``cell_type`` ("markdown": the written answers, which hold the model answer and its rubric)."""
     cells = json.loads(source_notebook.read_text())["cells"]
     answers = {}
     for index, cell in enumerate(cells):
-        if cell["metadata"].get("nbgrader", {}).get("solution") and cell["cell_type"] == "code":
+        if cell["metadata"].get("nbgrader", {}).get("solution") and cell["cell_type"] == cell_type:
             lines = "".join(cell["source"]).splitlines()
             answers[index] = "\n".join(line for line in lines if not re.match(r"\s*### (BEGIN|END) SOLUTION", line))
     return answers
@@ -53,6 +54,19 @@ class HubNotebook(Notebook):
         self.page.keyboard.press("Control+A")
         self.page.keyboard.press("Delete")
         self.page.keyboard.insert_text(text)
+
+    def write_into_markdown_cell(self, index: int, text: str) -> None:
+        """Replace a markdown cell's text as a student does: double-click it to edit, select all, type,
+        then Shift+Enter to render it."""
+        cell = self.panel.locator(".jp-Cell").nth(index)
+        cell.scroll_into_view_if_needed()
+        cell.dblclick()
+        editor = cell.locator(".cm-content")
+        editor.click()
+        self.page.keyboard.press("Control+A")
+        self.page.keyboard.press("Delete")
+        self.page.keyboard.insert_text(text)
+        self.page.keyboard.press("Shift+Enter")
 
     def save(self) -> None:
         self.page.keyboard.press("Control+S")

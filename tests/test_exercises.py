@@ -8,6 +8,10 @@ For each assignment: ``nbgrader generate_assignment`` strips solutions and hidde
 * ``partial``:  some tasks right, some half right, some passing only the visible tests -> a known score;
 * ``wrong``:    every task answered wrongly -> 0, and every failing test cell says what it expected,
   what it got and for which input.
+
+ps1's written answers (nbgrader's manually graded answer cells) are in none of those scores: the
+release must hide their rubric, the instructor's answers must wait for a manual grade, and answers
+left as released must score 0 (nbgrader's own rule).
 """
 from __future__ import annotations
 
@@ -190,9 +194,11 @@ def numerical_gradient(f, x, eps=1e-6):
 
 ASSIGNMENTS = {
     "ps1_autograd_basics": {"notebook": "autograd_basics", "points": 11, "partial": (PS1_PARTIAL, PS1_PARTIAL_SCORE),
-                            "wrong": PS1_WRONG},
+                            "wrong": PS1_WRONG,
+                            # graded by a person: grade_id -> points
+                            "written": {"written_second_derivative": 2, "written_control_flow": 3}},
     "ps2_build_your_own": {"notebook": "build_your_own", "points": 22, "partial": (PS2_PARTIAL, PS2_PARTIAL_SCORE),
-                           "wrong": PS2_WRONG},
+                           "wrong": PS2_WRONG, "written": {}},
 }
 
 NBGRADER_CONFIG = '''\
@@ -268,13 +274,14 @@ def course(tmp_path_factory):
 
 
 def scores(course_root, assignment):
-    """{student: (total score, {test grade_id: score})} from the gradebook."""
-    notebook = ASSIGNMENTS[assignment]["notebook"]
+    """{student: (total score, {test grade_id: score})} from the gradebook (the written answers left out)."""
+    notebook, written = ASSIGNMENTS[assignment]["notebook"], ASSIGNMENTS[assignment]["written"]
     result = {}
     with nbgrader_api.Gradebook(f"sqlite:///{course_root}/gradebook.db") as gradebook:
         for student in ("solution", "blank", "partial", "wrong"):
             submission = gradebook.find_submission_notebook(notebook, assignment, student)
-            result[student] = (submission.score, {grade.name: grade.score for grade in submission.grades})
+            result[student] = (submission.score, {grade.name: grade.score for grade in submission.grades
+                                                  if grade.name not in written})
     return result
 
 
@@ -305,13 +312,18 @@ def test_source_notebook_is_well_formed(assignment):
     ids = [nbgrader_meta(c).get("grade_id") for c in nb.cells]
     assert None not in ids, "every cell carries nbgrader metadata"
     assert len(ids) == len(set(ids)), "grade ids are unique"
-    points = 0
+    points, written = 0, {}
     for cell in nb.cells:
         meta = nbgrader_meta(cell)
         assert meta["schema_version"] == 3
         if cell.cell_type == "code":
             assert not cell.outputs and cell.execution_count is None, f"{meta['grade_id']}: committed with outputs"
-        if meta["solution"]:
+        if meta["solution"] and meta["grade"]:  # a written answer, graded by hand: its model answer and rubric
+            assert cell.cell_type == "markdown" and not meta["locked"] and meta["points"] > 0, meta["grade_id"]
+            assert cell.source.startswith(BEGIN_SOLUTION) and cell.source.endswith(END_SOLUTION), meta["grade_id"]
+            assert "**Rubric" in cell.source and "**Model answer" in cell.source, meta["grade_id"]
+            written[meta["grade_id"]] = meta["points"]
+        elif meta["solution"]:
             assert not meta["grade"] and not meta["locked"]
             assert BEGIN_SOLUTION in cell.source and END_SOLUTION in cell.source, meta["grade_id"]
         elif meta["grade"]:
@@ -322,6 +334,7 @@ def test_source_notebook_is_well_formed(assignment):
             assert meta["locked"], f"{meta['grade_id']}: instructions and given code are read-only"
             assert BEGIN_HIDDEN not in cell.source and BEGIN_SOLUTION not in cell.source
     assert points == ASSIGNMENTS[assignment]["points"]
+    assert written == ASSIGNMENTS[assignment]["written"]
 
 
 def test_build_your_own_forbids_the_kit_engine():
@@ -347,8 +360,16 @@ def test_release_strips_solutions_and_hidden_tests(course, assignment):
     nb = nbformat.read(release, as_version=4)
     assert [nbgrader_meta(c)["grade_id"] for c in nb.cells] == [nbgrader_meta(c)["grade_id"] for c in source.cells]
     for cell in nb.cells:
-        if nbgrader_meta(cell).get("solution"):
+        if nbgrader_meta(cell).get("solution") and cell.cell_type == "code":
             assert "raise NotImplementedError()" in cell.source
+        elif nbgrader_meta(cell).get("solution"):
+            assert cell.source == "YOUR ANSWER HERE", nbgrader_meta(cell)["grade_id"]
+    # no line of a written answer's model answer or rubric reaches the students
+    rubric = [line for c in source.cells if nbgrader_meta(c).get("grade_id") in ASSIGNMENTS[assignment]["written"]
+              for line in instructor_solution(c.source).splitlines() if len(line.strip()) > 3]
+    assert len(rubric) >= 10 * len(ASSIGNMENTS[assignment]["written"])
+    assert [line for line in rubric if line in text] == []
+    assert "Rubric" not in text and "Model answer" not in text
 
 
 # --- grading -------------------------------------------------------------------------------------
@@ -363,6 +384,29 @@ def test_solution_full_blank_zero_partial_known(course, assignment):
     assert set(failed_cells(course, assignment, "blank")) == set(cells), "every test cell fails on the blank notebook"
     total, cells = result["partial"]
     assert total == ASSIGNMENTS[assignment]["partial"][1], f"partial submission scored per cell: {cells}"
+
+
+def test_written_answers_wait_for_a_manual_grade_and_unchanged_ones_score_zero(course):
+    """nbgrader's own rules: an answer cell changed from the release gets no automatic score and is
+    flagged for manual grading; one left as released scores 0 ("No response.") and is not."""
+    assignment, info = "ps1_autograd_basics", ASSIGNMENTS["ps1_autograd_basics"]
+    with nbgrader_api.Gradebook(f"sqlite:///{course}/gradebook.db") as gradebook:
+        answers = {student: {g.name: g for g in gradebook.find_submission_notebook(info["notebook"], assignment,
+                                                                                      student).grades
+                             if g.name in info["written"]}
+                   for student in ("solution", "blank", "partial", "wrong")}
+        assert {name: grade.max_score for name, grade in answers["solution"].items()} == info["written"]
+        for grade in answers["solution"].values():
+            assert grade.needs_manual_grade and grade.auto_score is None and grade.manual_score is None
+            assert grade.score == 0
+        assert gradebook.find_submission(assignment, "solution").needs_manual_grade
+        for student in ("blank", "partial", "wrong"):
+            for name, grade in answers[student].items():
+                assert grade.auto_score == 0 and not grade.needs_manual_grade, (student, name)
+                comment = gradebook.find_comment(name, info["notebook"], assignment, student)
+                assert comment.auto_comment == "No response.", (student, name)
+            assert not gradebook.find_submission(assignment, student).needs_manual_grade
+        assert gradebook.find_assignment(assignment).max_score == info["points"] + sum(info["written"].values())
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

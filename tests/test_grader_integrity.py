@@ -204,6 +204,18 @@ def _raising_cells(count):
                                              [(2, "raise ValueError('x' * 3000)")] * count)
 
 
+def _written_answer_as_test(release, source):
+    """Blank answers, and a written answer (graded by hand) made a code test cell that passes: nbgrader
+    gives a test cell that raises nothing all its points."""
+    nb = _notebook(release, source, {})
+    for index, cell in enumerate(nb.cells):
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade_id") == "written_control_flow":
+            nb.cells[index] = nbformat.v4.new_code_cell("pass", metadata={"nbgrader": {**meta, "solution": False,
+                                                                                      "locked": True}})
+    return nb
+
+
 def _with_symlink(target_kind):
     def build(release, source):
         return {"symlink_to": target_kind}
@@ -233,6 +245,7 @@ CASES = {
     "disables_guard": (_blank_with(DISABLE_GUARD), 0, None),
     "self_restoring_patch": (_blank_with(SELF_RESTORING_PATCH), 0, None),
     "frozen_name": (_blank_with(FROZEN_NAME), 0, None),  # 12.0 is only one of task 1's answers
+    "written_answer_as_test": (_written_answer_as_test, 0, "cell type changed"),
     "symlink_to_source": ("symlink", 0, "symbolic link"),
     "hardlink_to_classmate": ("hardlink", 0, "hard link"),
     # reading what is hidden

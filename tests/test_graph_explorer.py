@@ -409,6 +409,20 @@ def test_the_explorer_speaks_chinese_in_the_chinese_lessons(torch):
         GraphExplorer(out, language="fr")
 
 
+def test_a_chinese_explorer_calls_a_scalar_leaf_a_scalar_in_chinese(torch):
+    a, d = lesson_five(torch)
+    explorer = GraphExplorer(d, names={"a": a}, language="zh")
+    assert explorer.graph.nodes[-1].label == "AccumulateGrad\na (标量)"
+    assert [s for _, _, s in drawn_texts(draw(explorer.trace, 0, language="zh")) if "AccumulateGrad" in s] == [
+        "AccumulateGrad\na (标量)"]
+    # the table's columns line up on screen, where a Chinese character takes two columns
+    lines = explorer.table().splitlines()
+    assert lines[-1].startswith("11. AccumulateGrad a (标量) ") and lines[-1].endswith("梯度 1024")
+    assert lines[-1].index("梯度") + 2 == lines[0].index("梯度")  # two characters of the label take four columns
+    a, d = lesson_five(torch)
+    assert trace_backward(d, names={"a": a}, language="zh").graph.nodes[-1].label.endswith("(标量)")
+
+
 def test_edge_labels_keep_clear_of_other_edges_and_of_each_other(torch):
     from graph_explorer.draw import EDGE_TEXT, X_INCH, Y_INCH, _along
 

@@ -46,6 +46,8 @@ ARTIFACTS = ROOT / "artifacts" / "hub"
 HUB_ENV = ROOT / ".venv-hub"
 PS1, PS2 = "ps1_autograd_basics", "ps2_build_your_own"
 PS1_NOTEBOOK = "autograd_basics.ipynb"
+#: what alice writes in each of ps1's written answers (graded by hand)
+WRITTEN_ANSWER = "With `create_graph=True` the backward pass is recorded too, so there is more to compute and keep."
 LESSON = "lessons/en/01_recording_history.ipynb"
 
 pytestmark = pytest.mark.timeout(900)
@@ -238,6 +240,8 @@ def test_student_fetches_fills_in_validates_and_submits_ps1(hub, people):
     notebook = student.notebook(f"ad101/{PS1}/{PS1_NOTEBOOK}", "ps1")
     for index, answer in solution_cells(ROOT / "exercises" / PS1 / PS1_NOTEBOOK).items():
         notebook.type_into_cell(index, answer)
+    for index in solution_cells(ROOT / "exercises" / PS1 / PS1_NOTEBOOK, "markdown"):  # her own words
+        notebook.write_into_markdown_cell(index, WRITTEN_ANSWER)
     notebook.save()
     student.shot("alice-4-solutions-typed")
 
@@ -367,7 +371,10 @@ def test_instructor_collects_autogrades_and_releases_feedback(hub):
     assert f"refused {hub.forged.name}" in collected.stderr, collected.stderr
     graded = kitgrade(hub, course, "autograde", PS1, "--quiet")
     scores = dict(re.findall(r"^\s+(\S+)\s+(\d+(?:\.\d+)? / \d+(?:\.\d+)?)", graded.stdout, re.M))
-    assert scores.get(alice(hub)) == "11 / 11", graded.stdout
+    # every test passes; her two written answers wait for the instructor
+    assert scores.get(alice(hub)) == "11 / 16", graded.stdout
+    assert re.search(rf"^\s+{alice(hub)}\s+11 / 16\s+not final: 5 point\(s\) await manual grading$", graded.stdout,
+                     re.M), graded.stdout
     assert scores.get(bob(hub), "").startswith("0 /"), graded.stdout
     released = kitgrade(hub, course, "feedback", PS1, "--hide-hidden-tests", "--release")
     assert f"released to the exchange: {alice(hub)}, {bob(hub)}" in released.stdout, released.stdout
@@ -388,7 +395,7 @@ def test_student_fetches_her_feedback_and_sees_her_score(hub, people):
     student.page.goto(f"{student.base}/files/{feedback.relative_to(home)}")
     student.shot("alice-9-feedback")
     text = student.page.locator("body").inner_text()
-    assert re.search(r"Score:\s*11(\.0)?\s*/\s*11(\.0)?", text), text[:800]
+    assert re.search(r"Score:\s*11(\.0)?\s*/\s*16(\.0)?", text), text[:800]
     assert "BEGIN HIDDEN TESTS" not in feedback.read_text()
 
 

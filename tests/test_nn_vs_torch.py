@@ -1,6 +1,8 @@
 """nn: modules, parameters, layers and losses against PyTorch's (values, gradients, graph nodes,
-printing, errors). Weights are set from the same numbers in both, since the random generators differ."""
+printing, errors). Weights are set from fixed numbers in both (the random ones are compared in
+test_random_vs_torch.py)."""
 import collections
+import re
 
 import numpy as np
 import pytest
@@ -234,3 +236,96 @@ def test_normal_init_has_the_asked_spread():
     autograd_core.manual_seed(2)
     w = autograd_core.nn.init.normal_(autograd_core.empty(200, 200), mean=1.0, std=0.01).numpy()
     assert abs(w.mean() - 1.0) < 1e-3 and abs(w.std() - 0.01) < 1e-3
+
+
+# --- lazy layers: nn.LazyLinear and its UninitializedParameters --------------------------------------
+def test_a_lazy_linear_holds_uninitialized_parameters_until_its_first_call():
+    def program(m):
+        layer = m.nn.LazyLinear(3)
+        w = layer.weight
+        before = (repr(layer), [repr(p) for p in layer.parameters()], repr(type(w)), isinstance(w, m.nn.Parameter),
+                  isinstance(w, m.nn.UninitializedParameter), w.requires_grad, w.is_leaf, w.grad, w.grad_fn, w.dtype,
+                  w.size(), w.size(0), w.is_floating_point(), w.data, layer.in_features, layer.out_features)
+        filled = (layer.weight.data.normal_(0, 0.01), layer.bias.data.fill_(0))  # d2l's init: on the empty numbers
+        opt = m.optim.SGD(layer.parameters(), lr=0.1)  # given before the shapes are known, as d2l's Trainer does
+        first = layer(m.tensor(X))
+        after = (repr(layer), type(layer).__name__, layer.in_features, w is layer.weight,
+                 isinstance(w, m.nn.UninitializedParameter), isinstance(w, m.nn.Parameter), w.shape, layer.bias.shape,
+                 opt.param_groups[0]["params"][0] is w, first.shape, first.grad_fn)
+        with m.no_grad():
+            layer.weight.copy_(m.tensor(W1))
+            layer.bias.copy_(m.tensor(B1))
+        y = layer(m.tensor(X))
+        (y * y).sum().backward()
+        opt.step()
+        return before, filled, after, y, layer.weight, layer.bias, layer.weight.grad, repr(w)
+
+    same(program)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.nn.LazyLinear(2, bias=False),
+    lambda m: m.nn.LazyLinear(2, dtype=m.float64),
+    lambda m: m.nn.Sequential(m.nn.LazyLinear(3), m.nn.ReLU(), m.nn.LazyLinear(1)),
+])
+def test_lazy_layers_take_their_shapes_bias_and_dtype_from_the_first_input(make):
+    def program(m):
+        net = make(m)
+        before = repr(net), [repr(p) for p in net.parameters()]
+        y = net(m.ones(2, 5, dtype=next(net.parameters()).dtype))
+        return before, repr(net), [(n, p.shape, p.dtype, p.requires_grad) for n, p in net.named_parameters()], \
+            y.shape, y.dtype, y.grad_fn
+
+    same(program)
+
+
+def test_a_lazy_linear_starts_as_linear_does_and_then_keeps_its_width():
+    import autograd_core
+
+    autograd_core.manual_seed(0)
+    layer = autograd_core.nn.LazyLinear(50)
+    layer(autograd_core.ones(2, 100))
+    for p in (layer.weight, layer.bias):
+        values = p.detach().numpy()
+        assert np.abs(values).max() <= 0.1 and np.abs(values).max() > 0.09  # uniform in 1/sqrt(in_features)
+    same(lambda m: (lambda layer: (layer(m.ones(1, 4)), layer(m.ones(1, 5))))(m.nn.LazyLinear(2)))
+
+
+@pytest.mark.parametrize("bad", [
+    lambda m: m.nn.UninitializedParameter().shape,
+    lambda m: m.nn.LazyLinear(2).weight.shape,
+])
+def test_reading_an_uninitialized_parameters_shape_raises_torchs_error(bad):
+    same(bad)
+
+
+@pytest.mark.parametrize("use", [
+    lambda m: m.nn.UninitializedParameter() * 2,
+    lambda m: m.matmul(m.nn.UninitializedParameter(), m.ones(1)),
+    lambda m: m.nn.UninitializedParameter().sum(),
+    lambda m: m.nn.UninitializedParameter().detach(),
+    lambda m: m.nn.LazyLinear(2).bias.numel(),
+])
+def test_an_operation_on_an_uninitialized_parameter_raises_torchs_error(use):
+    # PyTorch names the function in its message ("in <method 'mul' of ...>"); the engine says "an operation"
+    import autograd_core
+
+    raised = []
+    for m in (autograd_core, torch):
+        with pytest.raises(Exception) as caught:
+            use(m)
+        raised.append((caught.type.__name__, re.sub(r" in .*?\. This error", " in <...>. This error", str(caught.value))))
+    assert raised[0] == raised[1]
+
+
+def test_an_uninitialized_parameter_can_stop_requiring_grad_and_be_materialized():
+    def program(m):
+        p = m.nn.UninitializedParameter()
+        p.requires_grad = False
+        q = m.nn.UninitializedParameter(requires_grad=False, dtype=m.float64)
+        q.materialize((2, 3))
+        q.zero_()
+        return p.requires_grad, repr(p), str(p), q, q.dtype, isinstance(q, m.nn.Parameter), \
+            isinstance(q, m.nn.UninitializedParameter)
+
+    same(program)

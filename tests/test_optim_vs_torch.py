@@ -95,6 +95,21 @@ def test_a_parameter_without_grad_is_left_alone_and_state_is_per_parameter():
     same(program)
 
 
+def test_optimizer_state_is_kept_and_printed_as_pytorch_keeps_it():
+    # lesson 10 asks students to look at optimizer.state: Adam's step count is a float32 tensor there
+    def program(m):
+        w = m.nn.Parameter(m.tensor([1.0, -2.0]))
+        adam, sgd = m.optim.Adam([w], lr=0.1), m.optim.SGD([w], lr=0.1, momentum=0.9)
+        for _ in range(3):
+            for opt in (adam, sgd):
+                opt.zero_grad()
+                (w * w).sum().backward()
+                opt.step()
+        return repr(adam.state[w]), repr(sgd.state[w]), repr(adam.state_dict()["state"]), w
+
+    same(program)
+
+
 @pytest.mark.parametrize("make", [
     lambda m, p: m.optim.SGD(p, lr=-0.1), lambda m, p: m.optim.SGD(p, lr=0.1, momentum=-1),
     lambda m, p: m.optim.SGD(p, lr=0.1, nesterov=True), lambda m, p: m.optim.Adam(p, betas=(1.0, 0.9)),

@@ -1,9 +1,9 @@
-"""PyTorch's autograd tutorials, d2l's preliminaries and micrograd's tests, run unchanged with the
-kit's engine in torch's place, print what PyTorch 2.13 printed.
+"""PyTorch's autograd tutorials, d2l's preliminaries and linear-regression sections and micrograd's
+tests, run unchanged with the kit's engine in torch's place, print what PyTorch 2.13 printed.
 
 The code of each page is in ``tutorials/extracts/`` (verbatim; where it comes from, and every
 line dropped and why, in ``tutorials/sources.toml``); ``NAME.out`` is what PyTorch printed for it.
-``tutorials/run_as_torch.py`` runs an extract and explains how random numbers are shared.
+``tutorials/run_as_torch.py`` runs an extract (after ``torch.manual_seed(0)``: the same random numbers in both).
 """
 import re
 import tomllib
@@ -43,10 +43,10 @@ def test_every_extract_has_a_source_and_a_recording():
     assert extracts == set(SOURCES)
     for name, entry in ENTRIES.items():
         assert {"repository", "path", "commit", "kind"} <= entry.keys(), name
+        assert re.fullmatch(r"[0-9a-f]{40}", entry["commit"]), name
         for drop in entry.get("drop", []):
             assert drop["reason"], (name, drop)
     for name in SOURCES:
-        assert re.fullmatch(r"[0-9a-f]{40}", entry["commit"]), name
         assert (HERE / "extracts" / f"{name}.out").read_text().strip(), name
 
 

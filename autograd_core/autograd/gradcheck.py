@@ -87,7 +87,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     create_graph=True)``: the vector-Jacobian product, differentiated once more. ``v`` is random
     (float64, requiring grad) unless ``grad_outputs`` gives it.
     """
-    from ..creation import randn_like
+    from ..random import randn_like
     from .api import grad
 
     inputs = inputs if isinstance(inputs, tuple) else (inputs,)

@@ -1,9 +1,11 @@
 """``torch.nn``: modules (layers that own their parameters), losses, and ``functional``.
 
-    parameter.py   Parameter: a leaf that requires grad, found by the module it is assigned to
+    parameter.py   Parameter: a leaf that requires grad, found by the module it is assigned to;
+                   UninitializedParameter: one whose shape a lazy module learns from its first input
     module.py      Module: parameters(), zero_grad(), train()/eval(), state_dict(), printing
     container.py   Sequential
-    layers.py      Linear, ReLU, Sigmoid, Tanh, Softmax, Flatten, Identity
+    layers.py      Linear, LazyLinear, ReLU, Sigmoid, Tanh, Softmax, Flatten, Identity
+    lazy.py        LazyModuleMixin: a module that takes its parameters' shapes from its first input
     loss.py        MSELoss, CrossEntropyLoss, BCEWithLogitsLoss, ...
     functional.py  the same as functions: F.linear, F.mse_loss, F.cross_entropy, ...
     ops.py         their graph nodes (AddmmBackward0, MseLossBackward0, ...), forward and backward
@@ -12,8 +14,8 @@
 """
 from . import functional, init
 from .container import Sequential
-from .layers import Flatten, Identity, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .layers import Flatten, Identity, LazyLinear, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module
 from .parallel import DataParallel
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedParameter

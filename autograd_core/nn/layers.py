@@ -1,20 +1,22 @@
-"""The layers of lessons 9-10: ``Linear``, the activations, ``Flatten``, ``Identity``."""
+"""The layers of lessons 9-10: ``Linear`` (and ``LazyLinear``), the activations, ``Flatten``, ``Identity``."""
 from __future__ import annotations
 
 import math
 
+from .. import grad_mode
 from ..creation import empty
 from . import functional as F
 from . import init
+from .lazy import LazyModuleMixin
 from .module import Module
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedParameter
 
 
 class Linear(Module):
     """``y = x @ weight.T + bias``, with ``weight`` of shape (out_features, in_features).
 
-    Both start uniform in ``[-1/sqrt(in_features), 1/sqrt(in_features)]``, as in PyTorch
-    (the numbers differ: the engine's random generator is not PyTorch's).
+    Both start uniform in ``[-1/sqrt(in_features), 1/sqrt(in_features)]``, as in PyTorch (the
+    same numbers: after ``torch.manual_seed(0)``, ``nn.Linear(3, 2).weight`` is PyTorch's).
     """
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
@@ -39,6 +41,37 @@ class Linear(Module):
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """``Linear`` whose ``in_features`` is read from its first input (``input.shape[-1]``).
+
+    ``nn.LazyLinear(1)`` prints as ``LazyLinear(in_features=0, out_features=1, bias=True)`` and holds
+    ``UninitializedParameter``s; its first call makes them (out_features, in_features) and
+    (out_features,), initializes them as ``Linear`` does, and the module becomes a ``Linear``.
+    """
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        super().__init__(0, 0, False)  # (no bias yet: it would be replaced at once)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            with grad_mode.no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
 
 
 class ReLU(Module):

@@ -30,3 +30,87 @@ class _ParameterType(type):
 
 class Parameter(metaclass=_ParameterType):
     """``nn.Parameter(torch.randn(3))``: a leaf that requires grad, registered by the module it is assigned to."""
+
+
+# PyTorch's words when an uninitialized parameter is used (it names the function; the engine
+# cannot tell which operation is reading the numbers, so it says "an operation").
+_USED_UNINITIALIZED = (
+    "Attempted to use an uninitialized parameter in {}. This error happens when you are using a `LazyModule` or "
+    "explicitly manipulating `torch.nn.parameter.UninitializedParameter` objects. When using LazyModules Call "
+    "`forward` with a dummy batch to initialize the parameters before calling torch functions"
+)
+_NUMBERS = Tensor._data  # the slot that holds a tensor's numbers (UninitializedParameter hides it)
+
+
+class UninitializedParameter(Tensor):
+    """A parameter whose shape is not known yet: what ``nn.LazyLinear`` holds until its first input.
+
+    It has no numbers yet, so reading them is refused: its shape (``RuntimeError``) and every
+    operation on it (``ValueError``), as in PyTorch (but an operation that checks shapes before it
+    reads numbers, as ``F.linear`` does, raises the shape's error). ``.data`` is the empty tensor
+    behind it.
+    ``materialize(shape)`` gives it numbers (unset, as ``torch.empty``'s) and turns it into an
+    ordinary parameter: the same object, so an optimizer that was handed it updates it afterwards.
+    """
+
+    __slots__ = ()
+    _shown_as = "torch.nn.parameter.UninitializedParameter"
+    _is_parameter = True  # isinstance(p, nn.Parameter) is True, as in PyTorch
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        from ..creation import empty
+
+        p = Tensor._make(empty(0, dtype=dtype, device=device)._data, requires_grad)
+        p.__class__ = cls
+        return p
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass  # (made in __new__: Tensor's own __init__ is the legacy constructor torch.Tensor(data))
+
+    @property
+    def _data(self):  # every operation reads a tensor's numbers through here: there are none yet
+        raise ValueError(_USED_UNINITIALIZED.format("an operation"))
+
+    @property
+    def data(self):
+        return Tensor._make(_NUMBERS.__get__(self))
+
+    @property
+    def shape(self):
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
+            "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call "
+            "`forward` to initialize the parameters before accessing their attributes."
+        )
+
+    def size(self, dim=None):
+        return self.data.size(dim)
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    def is_floating_point(self):
+        return self.data.is_floating_point()
+
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self._requires_grad = bool(value)
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Give the parameter numbers of ``shape`` (unset: fill them next) and make it an ordinary one."""
+        from ..creation import empty
+
+        numbers = empty(shape, dtype=dtype or self.dtype, device=device)._data
+        _NUMBERS.__set__(self, numbers)
+        self.__class__ = Tensor
+        self._is_parameter = True
+
+    def __repr__(self):
+        return "<UninitializedParameter>"
+
+    __str__ = __repr__

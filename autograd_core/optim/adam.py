@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import grad_mode
-from ..creation import zeros_like
+from ..creation import tensor, zeros_like
 from .optimizer import Optimizer
 
 
@@ -43,14 +43,14 @@ class Adam(Optimizer):
                 grad = p.grad if not group["maximize"] else -p.grad
                 state = self.state.setdefault(p, {})
                 if not state:
-                    state["step"] = 0
+                    state["step"] = tensor(0.0)  # a float32 tensor, as PyTorch keeps it
                     state["exp_avg"] = zeros_like(p)
                     state["exp_avg_sq"] = zeros_like(p)
                     if group["amsgrad"]:
                         state["max_exp_avg_sq"] = zeros_like(p)
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                 state["step"] += 1
-                step = state["step"]
+                step = state["step"].item()
                 if weight_decay != 0:
                     if group["decoupled_weight_decay"]:  # AdamW
                         p.mul_(1 - lr * weight_decay)

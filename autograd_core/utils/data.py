@@ -12,9 +12,11 @@ from __future__ import annotations
 import math
 import numbers
 
-from ..creation import randperm, tensor
-from ..dtypes import float64
+from ..creation import empty, tensor
+from ..dtypes import float64, int64
 from ..functional import stack
+from ..random import randperm
+from ..random_generator import Generator
 from ..tensor import Tensor
 
 
@@ -42,7 +44,12 @@ class TensorDataset(Dataset):
 
 def random_order(n, num_samples, generator=None):
     """``num_samples`` indices of ``n`` examples: whole shuffles of all ``n``, then part of one more
-    (PyTorch's RandomSampler; it draws that last shuffle even when no part of it is needed)."""
+    (PyTorch's RandomSampler; it draws that last shuffle even when no part of it is needed).
+    Without a generator it seeds one of its own from the default generator, as PyTorch does."""
+    if generator is None:
+        seed = int(empty((), dtype=int64).random_().item())
+        generator = Generator()
+        generator.manual_seed(seed)
     for _ in range(num_samples // n):
         yield from randperm(n, generator=generator).tolist()
     yield from randperm(n, generator=generator).tolist()[:num_samples % n]
@@ -84,6 +91,11 @@ class DataLoader:
         return random_order(n, n, self.generator) if self.shuffle else range(n)
 
     def __iter__(self):
+        # PyTorch's loader draws a seed for its worker processes at every iter(), workers or not
+        empty((), dtype=int64).random_(generator=self.generator)
+        return self._batches()
+
+    def _batches(self):
         batch = []
         for i in self._order():  # taken one at a time: a shuffle is drawn only when it is needed
             batch.append(i)

@@ -3,8 +3,8 @@
     python extract.py NAME SOURCE_FILE     # SOURCE_FILE: the file at the commit sources.toml names
 
 Takes the code of the page (for d2l's Markdown: the cells of the PyTorch tab, each followed by
-a ``# %%`` line; for PyTorch's Sphinx pages: the ``.. code-block:: python`` blocks; for a
-library: the line ranges listed), drops the
+a ``# %%`` line, as d2lbook builds the PyTorch notebook; for PyTorch's Sphinx pages: the
+``.. code-block:: python`` blocks; for a library: the line ranges listed), drops the
 lines listed under ``drop`` (each must be found, exactly), and writes ``extracts/NAME.py``.
 """
 from __future__ import annotations
@@ -17,16 +17,46 @@ from pathlib import Path
 HERE = Path(__file__).parent
 
 
-def d2l_cells(markdown):
-    """The code cells d2l shows in its PyTorch tab (``%%tab pytorch``, ``#@tab all``, ...)."""
+# A d2l cell written for several frameworks picks one with ``if tab.selected('pytorch', ...):``
+# (older pages: ``if d2l.USE_PYTORCH:``); d2lbook's notebook builder keeps the body of each branch
+# that names PyTorch, one indent less, and drops the other branches.
+BRANCH = re.compile(r"^(\s*)(el)?if\b.*(tab\.selected|d2l\.USE_)")
+
+
+def pytorch_branches(lines):
+    """A cell's lines with only its PyTorch branches kept, as d2lbook keeps them."""
+    marker = "tab.selected" if any("tab.selected" in line for line in lines) else "d2l.USE_"
+    kept, branch, indent = [], None, 0  # branch: None outside a framework branch, else True/False
+    for line in lines:
+        found = BRANCH.match(line)
+        if found and marker in line:
+            indent = len(found.group(1))
+            branch = "'pytorch'" in line or '"pytorch"' in line or "USE_PYTORCH" in line
+            continue
+        if branch is not None and line.strip() and len(line) - len(line.lstrip()) <= indent:
+            branch = None  # back at the branch's own level: the branch is over
+        if branch is None:
+            kept.append(line)
+        elif branch:
+            kept.append(line[4:])
+    return kept
+
+
+def d2l_cells(markdown, default_tab=None):
+    """The code cells d2l shows in its PyTorch tab (``%%tab pytorch``, ``#@tab all``, ...), as d2lbook
+    makes them: a cell without a tab belongs to the book's default tab (the first of ``tabs`` in its
+    config.ini), the cell that loads d2lbook's tab extension is left out, and a cell written for
+    several frameworks keeps only its PyTorch branches (``if tab.selected('pytorch'):``)."""
     cells = re.findall(r"^```\{\.python \.input[^}]*\}\n(.*?)^```", markdown, re.S | re.M)
     chosen = []
     for cell in cells:
         first, _, rest = cell.partition("\n")
         tabs = re.match(r"(?:%%tab|#@tab)\s+(.*)", first)
         if tabs and {"pytorch", "all"} & {t.strip() for t in tabs.group(1).split(",")}:
-            chosen.append(rest)
-    return chosen
+            chosen.append(pytorch_branches(rest.split("\n")))
+        elif not tabs and default_tab == "pytorch" and "%load_ext d2lbook.tab" not in cell:
+            chosen.append(pytorch_branches(cell.split("\n")))
+    return ["\n".join(lines).rstrip("\n") + "\n" for lines in chosen]  # (a dropped last branch took the newline)
 
 
 def rst_blocks(text):
@@ -57,7 +87,7 @@ def extract(name, source_file):
     text = Path(source_file).read_text(encoding="utf-8")
     kind = entry["kind"]
     if kind == "d2l":
-        code = "# %%\n".join(d2l_cells(text))
+        code = "# %%\n".join(d2l_cells(text, entry.get("default_tab")))
     elif kind == "rst":
         blocks = rst_blocks(text)
         chosen = entry.get("blocks", list(range(len(blocks))))

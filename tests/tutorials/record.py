@@ -20,8 +20,11 @@ def sources():
 
 
 def _extract(name):
+    """The extract as run_as_torch.py takes it: its path, and ``::`` its options if it has any."""
     entry = sources()[name]
-    return str(HERE / "extracts" / f"{name}.py") + ("::call-tests" if entry.get("call_tests") else "")
+    options = (["call-tests"] if entry.get("call_tests") else []) + \
+        ([f"library={entry['library']}"] if "library" in entry else [])
+    return str(HERE / "extracts" / f"{name}.py") + ("::" + ",".join(options) if options else "")
 
 
 def run(engine, names):

@@ -3,6 +3,7 @@
     python run_as_torch.py engine extracts/d2l_en_autograd.py    # import torch -> autograd_core
     python run_as_torch.py torch  extracts/d2l_en_autograd.py    # the real PyTorch (to record)
     python run_as_torch.py engine extracts/micrograd_test_engine.py::call-tests   # then call test_*()
+    python run_as_torch.py engine extracts/d2l_en_linear_regression_concise.py::library=d2l_en   # d2l is d2l_en
     python run_as_torch.py engine --each A.py B.py   # each in a forked process; prints {extract: output} as JSON
 
 With ``engine``, the kit is put in torch's place before the extract runs (``import torch``,
@@ -11,12 +12,15 @@ extract runs unchanged. An extract from a notebook has its cells separated by ``
 as in a notebook, the value of a cell's last expression is shown (with ``repr``) after what the
 cell printed. An exception ends the run and is shown as its type and message.
 
+``library=NAME``: the extract's ``from d2l import torch as d2l`` finds the package NAME (d2l-en's
+library, ``d2l_en``, beside d2l-zh's ``d2l``). d2l-en's training loop plots its losses as it goes
+(``d2l.ProgressBoard``): the plot is drawn, headless, and not shown (see ``plots_drawn_not_shown``).
+
 Random numbers: PyTorch seeds its generator differently in every process, so a tutorial's
-``torch.randn(3)`` prints different numbers from run to run even on PyTorch. The runner makes
-both engines draw the same numbers instead (from one seeded NumPy generator, in the order the
-tutorial asks for them): ``rand``, ``randn``, ``randint``, ``randperm``, ``normal`` and the
-in-place ``uniform_``/``normal_`` that layer initialisation uses. Everything computed from
-them can then be compared exactly.
+``torch.randn(3)`` prints different numbers from run to run even on PyTorch. The runner calls
+``torch.manual_seed(0)`` (and Python's ``random.seed(0)``) before each extract, with either
+engine: the engine's random numbers are PyTorch's own, so both then draw the same ones, and
+everything computed from them can be compared exactly. Nothing is patched.
 """
 from __future__ import annotations
 
@@ -28,7 +32,6 @@ import random
 import sys
 from pathlib import Path
 
-import numpy as np
 
 SUBMODULES = ("accelerator", "autograd", "autograd.graph", "cuda", "nn", "nn.functional", "nn.init", "optim", "utils", "utils.data")
 
@@ -41,57 +44,35 @@ def put_engine_in_torchs_place():
         sys.modules[f"torch.{name}"] = importlib.import_module(f"autograd_core.{name}")
 
 
-def share_random_numbers(torch):
-    """Replace ``torch``'s random functions by draws from one NumPy generator seeded with 0."""
-    rng = np.random.default_rng(0)
-    random.seed(0)  # Python's own generator too (d2l shuffles with random.shuffle)
+def use_library(name):
+    """``import d2l`` finds the package ``name`` (a directory beside this file) from now on."""
+    sys.modules["d2l"] = importlib.import_module(name)
 
-    def shape(size, kwargs):
-        size = kwargs.pop("size", size)
-        if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
-            size = tuple(size[0])
-        return tuple(int(s) for s in size)
 
-    def make(values, dtype, requires_grad):
-        dtype = dtype or torch.get_default_dtype()
-        return torch.tensor(values, dtype=dtype).requires_grad_(requires_grad)
+def plots_drawn_not_shown():
+    """d2l's ProgressBoard draws each point with matplotlib and shows the figure with IPython's
+    ``display`` (clearing the last one with ``clear_output``): in a notebook, a picture that moves.
+    Here the figure is drawn all the same (matplotlib's Agg backend: no screen), but showing it
+    prints nothing: what is compared is the text the page prints, and a figure is no text (outside
+    a notebook ``display`` would print ``<Figure size 350x250 with 1 Axes>``). Choosing the picture
+    format of a notebook (``set_matplotlib_formats('svg')``) is nothing to do here either."""
+    import matplotlib
 
-    def drawing(draw):
-        def function(*size, dtype=None, requires_grad=False, generator=None, device=None, **kwargs):
-            return make(draw(shape(size, kwargs)), dtype, requires_grad)
-        return function
+    matplotlib.use("Agg")
+    from IPython import display
+    from matplotlib.figure import Figure
+    from matplotlib_inline import backend_inline
 
-    def randint(low, high=None, size=None, *, dtype=None, generator=None, device=None, requires_grad=False):
-        low, high = (0, low) if high is None else (low, high)
-        return torch.tensor(rng.integers(low, high, tuple(size)), dtype=dtype or torch.int64)
+    show = display.display
 
-    def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-        return torch.tensor(rng.permutation(n), dtype=dtype or torch.int64)
+    def display_all_but_figures(*objs, **kwargs):
+        objs = [obj for obj in objs if not isinstance(obj, Figure)]
+        if objs:
+            show(*objs, **kwargs)
 
-    def normal(mean, std, size, *, generator=None, dtype=None, requires_grad=False, device=None):
-        return make(rng.normal(mean, std, tuple(size)), dtype, requires_grad)
-
-    def like(draw):
-        return lambda t, dtype=None, requires_grad=False, **kwargs: make(draw(tuple(t.shape)), dtype or t.dtype,
-                                                                         requires_grad)
-
-    def filling(draw):
-        def method(self, a=0.0, b=1.0, *, generator=None):
-            with torch.no_grad():
-                return self.copy_(torch.tensor(draw(a, b, tuple(self.shape)), dtype=self.dtype))
-        return method
-
-    uniform, standard = (lambda s: rng.random(s)), (lambda s: rng.standard_normal(s))
-    replacements = {"rand": drawing(uniform), "randn": drawing(standard), "rand_like": like(uniform),
-                    "randn_like": like(standard), "randint": randint, "randperm": randperm, "normal": normal}
-    # every module of the package that holds one of these functions by name (the engine's DataLoader
-    # imports randperm; PyTorch's sampler reads torch.randperm): both now draw from rng
-    for module in [m for name, m in list(sys.modules.items()) if name == torch.__name__ or name.startswith(torch.__name__ + ".")]:
-        for name, replacement in replacements.items():
-            if getattr(module, name, None) is getattr(torch, name):
-                setattr(module, name, replacement)
-    torch.Tensor.uniform_ = filling(lambda a, b, s: rng.uniform(a, b, s))
-    torch.Tensor.normal_ = filling(lambda mean, std, s: rng.normal(mean, std, s))
+    display.display = display_all_but_figures
+    display.clear_output = lambda wait=False: None
+    backend_inline.set_matplotlib_formats = lambda *formats, **kwargs: None
 
 
 def cells(source):
@@ -130,14 +111,21 @@ def call_tests(namespace):
                 print(f"{name} failed: {type(exc).__name__}: {exc}")
 
 
-def run_extract(path, call_tests_too):
+def run_extract(extract):
+    """Run ``PATH[::OPTION,...]`` (options: ``call-tests``, ``library=NAME``) and print what it prints."""
     random.seed(0)  # here, not only at start: Python reseeds its generator in every forked child
+    importlib.import_module("torch").manual_seed(0)  # PyTorch's own seed differs in every process
+    path, _, options = extract.partition("::")
+    options = dict(option.partition("=")[::2] for option in options.split(",") if option)
+    if "library" in options:
+        use_library(options["library"])
+        plots_drawn_not_shown()
     path = Path(path)
     namespace = {"__name__": "__main__", "__file__": str(path)}
     try:
         for code in cells(path.read_text(encoding="utf-8")):
             run_cell(code, namespace, str(path))
-        if call_tests_too:
+        if "call-tests" in options:
             call_tests(namespace)
     except Exception as exc:  # shown, not raised: the two engines' outputs are compared, errors included
         print(f"{type(exc).__name__}: {exc}")
@@ -149,14 +137,13 @@ def run_each(extracts):
     is imported once); return {extract: what it printed}."""
     printed = {}
     for extract in extracts:
-        path, _, option = extract.partition("::")
         read_end, write_end = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: its stdout is the pipe
             os.close(read_end)
             os.dup2(write_end, 1)
             sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
-            run_extract(path, option == "call-tests")
+            run_extract(extract)
             os._exit(0)
         os.close(write_end)
         with open(read_end, encoding="utf-8") as pipe:
@@ -169,14 +156,12 @@ def main(engine, *extracts):
     if engine == "engine":
         put_engine_in_torchs_place()
     elif engine != "torch":
-        raise SystemExit("usage: run_as_torch.py engine|torch [--each] EXTRACT[::call-tests] ...")
-    share_random_numbers(importlib.import_module("torch"))
+        raise SystemExit("usage: run_as_torch.py engine|torch [--each] EXTRACT[::call-tests|library=NAME] ...")
     if extracts and extracts[0] == "--each":
         print(json.dumps(run_each(extracts[1:])))
     else:
         for extract in extracts:
-            path, _, option = extract.partition("::")
-            run_extract(path, option == "call-tests")
+            run_extract(extract)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,34 @@
+"""Lazy modules: layers that read their input size from their first input (``nn.LazyLinear``).
+
+d2l builds its models as ``nn.LazyLinear(1)``: the number of input features is left open until
+data flows. Until then the layer's parameters are ``UninitializedParameter``s (no shape, no
+numbers). The first call materializes them from the input's shape, initializes them as the
+ordinary layer would (``reset_parameters``), and turns the module into that ordinary layer
+(``LazyLinear`` becomes ``Linear``: its class changes, as in PyTorch, so it prints as one).
+"""
+from __future__ import annotations
+
+from .parameter import UninitializedParameter
+
+
+class LazyModuleMixin:
+    """Mixed in before the ordinary layer: ``class LazyLinear(LazyModuleMixin, Linear)``."""
+
+    cls_to_become = None  # what the module is once its parameters have their shapes
+
+    def has_uninitialized_params(self):
+        return any(isinstance(t, UninitializedParameter) for t in (*self._parameters.values(), *self._buffers.values()))
+
+    def initialize_parameters(self, *args, **kwargs):
+        raise NotImplementedError(f"initialize_parameters is not implemented for {self.__class__.__name__}")
+
+    def __call__(self, *args, **kwargs):
+        # PyTorch does this in a forward pre-hook that removes itself after the first call
+        if self.has_uninitialized_params():
+            self.initialize_parameters(*args, **kwargs)
+            if self.has_uninitialized_params():
+                raise RuntimeError(f"module {type(self).__name__} has not been fully initialized")
+            if self.cls_to_become is not None:
+                self.__class__ = self.cls_to_become
+            return self(*args, **kwargs)  # called again as what it has become
+        return super().__call__(*args, **kwargs)
