@@ -281,6 +281,7 @@ def test_a_regrade_struck_by_a_full_disk_leaves_the_earlier_grade_as_it_was(root
     assert not left_behind(tmp_path / "tmp", graded)
 
 
+@pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's own session, used as nbgrader does
 def test_what_a_failed_grading_changed_in_the_gradebook_is_put_back(graded):
     """What nbgrader's Autograde may have written before the machine failed (the automatic scores, the
     timestamp, the late penalty; a new student and submission) is undone; the instructor's manual
