@@ -12,6 +12,11 @@
    Each student is graded as soon as their notebooks have run, while the workers go on. Only this
    process writes; the ledger (``.kitgrade/graded``) lets a rerun skip what is graded and unchanged.
 5. **Report** each student's score and every reason in ``reports/<assignment>.json`` and ``.csv``.
+
+A fault of the machine (the disk fills up, the gradebook is locked halfway) never becomes a grade:
+the student it strikes is "not graded, because ...", whatever nbgrader had recorded of them in this
+run is undone (``GradebookRecords``), and the next run grades them. A student the gradebook holds
+whose submission is gone from ``submitted/`` keeps their grade, and every report says so.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ from nbgrader.api import Gradebook, MissingEntry
 from traitlets.config import Config
 
 from .course import KIT_DIR, Course, ensure_nbgrader_tools_on_path
+from .errors import EnvironmentFault
+from .faults import describe, logged_errors
 from .notebook_chains import (autograde_preprocessors, instructor_sources, keep_warnings_harmless, sanitize,
                               sanitize_preprocessors)
 from .progress import ProgressBar
@@ -81,13 +88,17 @@ class Ledger:
         digest = hashlib.sha256(self._common.encode())
         folder = self.course.path("submitted", student, self.assignment)
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+            try:
+                content = path.read_bytes()
+            except OSError:  # matches nothing recorded: the run tries it, and says why it cannot grade it
+                return ""
+            digest.update(str(path.relative_to(folder)).encode() + b"\0" + content + b"\0")
         return digest.hexdigest()
 
     def graded(self, student: str) -> list[str] | None:
         """The reasons recorded for ``student`` if graded as the submission is now, else None."""
-        entry = self.entries.get(student)
-        if not entry or entry.get("fingerprint") != self.fingerprint(student):
+        entry, fingerprint = self.entries.get(student), self.fingerprint(student)
+        if not entry or not fingerprint or entry.get("fingerprint") != fingerprint:
             return None
         if self._in_gradebook is None:
             with warnings.catch_warnings(), Gradebook(self.course.db_url, self.course.course_id) as gradebook:
@@ -98,14 +109,34 @@ class Ledger:
                     self._in_gradebook = set()
         return list(entry.get("reasons", [])) if student in self._in_gradebook else None
 
+    def resubmitted(self, student: str) -> bool:
+        """Whether ``student``'s submission changed since a run graded it (False if no run recorded one)."""
+        entry = self.entries.get(student)
+        return bool(entry) and entry.get("fingerprint") != self.fingerprint(student)
+
     def record(self, student: str, reasons: list[str]) -> None:
-        self.entries[student] = {"fingerprint": self.fingerprint(student), "reasons": list(reasons)}
+        entry = {"fingerprint": self.fingerprint(student), "reasons": list(reasons)}
+        self._write({**self.entries, student: entry})
+        self.entries[student] = entry
         if self._in_gradebook is not None:
             self._in_gradebook.add(student)
+
+    def forget(self, student: str) -> None:
+        """``student`` is to be graded again (what the gradebook held of them was undone)."""
+        if student in self.entries:
+            self._write({s: e for s, e in self.entries.items() if s != student})
+            del self.entries[student]
+        if self._in_gradebook is not None:
+            self._in_gradebook.discard(student)
+
+    def _write(self, entries: dict) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(self.entries, indent=1))
-        os.replace(temporary, self.path)  # a run killed while writing leaves the previous ledger whole
+        try:
+            temporary.write_text(json.dumps(entries, indent=1))
+            os.replace(temporary, self.path)  # a run killed (or a disk full) while writing leaves the ledger whole
+        finally:
+            temporary.unlink(missing_ok=True)
 
 
 class Interrupted(Exception):
@@ -147,6 +178,15 @@ class StudentResult:
     seconds: float = 0.0  # wall-clock time its notebooks ran in the sandbox
     awaiting_manual: list[dict] = field(default_factory=list)  # answers waiting for a manual grade (manual_grades)
     manual_kept: int = 0  # manual grades kept through a regrade, which nbgrader flags for a review
+    submitted: bool = True  # False: in the gradebook, but no longer in submitted/
+
+
+class ReportNotWritten(EnvironmentFault):
+    """The students were graded (the gradebook holds their grades) but the report could not be written."""
+
+    def __init__(self, message: str, results: dict[str, StudentResult]):
+        super().__init__(message, status=1)
+        self.results = results
 
 
 # ---- the worker side ---------------------------------------------------------------------------
@@ -160,6 +200,8 @@ def prepare_task(task: dict) -> dict:
     try:
         nb, findings = sanitize(nb, config, task["db_url"], task["assignment"], task["notebook"], task["student"])
     except Exception as error:  # e.g. nbgrader's metadata validation: no record, so every cell scores 0
+        if describe(error):  # the machine's fault (the gradebook's copy cannot be read): not graded at all
+            raise
         return {**base, "not_gradable": True, "landlock": True, "tests": {},
                 "findings": [f"not gradable: nbgrader could not sanitize it ({type(error).__name__}: {error})"]}
     return {**base, "nb": nbformat.writes(nb).encode("utf-8"), "findings": findings,
@@ -267,10 +309,25 @@ def _autograde_with(course, assignment, students, workers, progress, log_level, 
             results[student].reasons += reasons
     to_grade = [s for s in students if force or ledger.graded(s) is None]
     counts["total"] = len(to_grade)
-    run_dir = course.path(KIT_DIR, "runs")
-    if run_dir.exists():
-        shutil.rmtree(run_dir)
-    run_dir.mkdir(parents=True)
+    run_dir = course.path(KIT_DIR, "runs")  # this run's working files, removed when it ends
+    try:
+        return _run(course, assignment, to_grade, workers, progress, log_level, counts, executor, settings, config,
+                    results, ledger, run_dir)
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _run(course, assignment, to_grade, workers, progress, log_level, counts, executor, settings, config, results,
+         ledger, run_dir) -> dict[str, StudentResult]:
+    gradebook_copy = run_dir / "gradebook.db"
+    try:
+        if run_dir.exists():
+            shutil.rmtree(run_dir)
+        run_dir.mkdir(parents=True)
+        shutil.copy(course.gradebook_path, gradebook_copy)
+    except OSError as error:
+        raise EnvironmentFault(f"nothing was graded, because {describe(error, run_dir) or error}; free some space "
+                               "and run it again") from None
 
     # 1. stage
     expected = {}
@@ -280,8 +337,6 @@ def _autograde_with(course, assignment, students, workers, progress, log_level, 
         if course.path(STAGED, student, assignment).exists():
             shutil.rmtree(course.path(STAGED, student, assignment))
     tasks = []
-    gradebook_copy = run_dir / "gradebook.db"
-    shutil.copy(course.gradebook_path, gradebook_copy)
     policy = policy_for(settings, course.policy(assignment)["forbidden_imports"], course.protected_paths())
     data_files = read_data_files(course.path("source", assignment), policy.limits)
     size_limit = policy.limits.notebook_size_limit_mb * 1024 * 1024
@@ -291,8 +346,12 @@ def _autograde_with(course, assignment, students, workers, progress, log_level, 
         try:
             results[student].reasons += stage_submission(course.path("submitted", student, assignment), staged,
                                                          expected, size_limit)
-        except (SubmissionUnreadable, OSError) as error:  # the machine's or the folder's fault, not the student's
+        except SubmissionUnreadable as error:  # the machine's or the folder's fault, not the student's
             not_graded[student] = f"the submission could not be read ({error})"
+            continue
+        except OSError as error:  # its copy in .kitgrade/staged could not be written
+            shutil.rmtree(staged, ignore_errors=True)
+            not_graded[student] = describe(error, staged) or f"it could not be staged ({error})"
             continue
         for notebook in sorted(staged.glob("*.ipynb")):
             tasks.append({"student": student, "assignment": assignment, "notebook": notebook.stem,
@@ -321,9 +380,6 @@ def _autograde_with(course, assignment, students, workers, progress, log_level, 
     if without_landlock:
         print(f"note: Landlock is not available here; {without_landlock} notebook(s) ran with the audit hook as "
               "their only file isolation (see docs/threat-model.md)", file=sys.stderr)
-    folder = course.path("reports")
-    folder.mkdir(exist_ok=True)
-    (folder / f"{assignment}-tests.json").write_text(json.dumps(dict(sorted(how_tested.items())), indent=1))
     in_process = sorted(label for label, how in how_tested.items() if how == "in-process")
     if in_process:
         print(f"note: {len(in_process)} test cell(s) of {assignment} are plain nbgrader test cells, graded from "
@@ -337,19 +393,34 @@ def _autograde_with(course, assignment, students, workers, progress, log_level, 
     score_missing_as_zero(course, assignment, [s for s in to_grade if s not in not_graded])
     for student in to_grade:
         if student not in not_graded and ledger.graded(student) is None:
-            ledger.record(student, results[student].reasons)
-
+            try:
+                ledger.record(student, results[student].reasons)
+            except OSError:  # not recorded: the next run grades them again, to the same zero
+                pass
     # 4. report
-    from .report import collect_scores, write_report
+    from .report import collect_scores, no_longer_submitted, write_json, write_report
+
+    # a grade whose submission is gone stays (it is the gradebook's), and the report says so
+    for student, why in no_longer_submitted(course, assignment).items():
+        results[student] = StudentResult(student, reasons=[why], submitted=False)
 
     collect_scores(course, assignment, results)
-    write_report(course, assignment, results)
+    try:
+        course.path("reports").mkdir(exist_ok=True)
+        write_json(course.path("reports", f"{assignment}-tests.json"), dict(sorted(how_tested.items())))
+        write_report(course, assignment, results)
+    except OSError as error:
+        raise ReportNotWritten(f"the grades are in the gradebook, but the report could not be written, because "
+                               f"{describe(error, course.path('reports')) or error}; once that is put right, run "
+                               f"`kitgrade autograde {assignment}` again (it grades no one again, and writes the "
+                               "report)", results) from None
     return results
 
 
 def _grade_as_results_come(course, assignment, tasks, workers, config, settings, run_dir, log_level,
                            results, pending, not_graded, how_tested, bar, landlock_count, counts, executor=None,
                            ledger=None) -> None:
+    before = GradebookRecords(course, assignment, list(pending))
     """Run the tasks; as soon as all of a student's notebooks ran, let nbgrader grade that student."""
     preload = list(settings.preload_modules)
     if executor is not None:
@@ -359,7 +430,11 @@ def _grade_as_results_come(course, assignment, tasks, workers, config, settings,
     for task, outcome in outcomes:
         student = task["student"]
         if isinstance(outcome, dict):
-            write_record(task, outcome)
+            try:
+                write_record(task, outcome)
+            except OSError as error:  # the machine's fault: this student is not graded
+                Path(task["record"]).unlink(missing_ok=True)
+                not_graded.setdefault(student, describe(error, task["record"]) or f"the grader failed ({error})")
             results[student].reasons += [f"{outcome['notebook']}: {f}" for f in outcome["findings"]]
             landlock_count[0] += not outcome["landlock"]
             how_tested.update(outcome.get("tests", {}))
@@ -368,14 +443,50 @@ def _grade_as_results_come(course, assignment, tasks, workers, config, settings,
             not_graded.setdefault(student, f"{task['notebook']}: the grader failed ({outcome})")
         pending[student] -= 1
         if pending[student] == 0 and student not in not_graded:
-            try:
-                grade_with_nbgrader(course, assignment, [student], run_dir, log_level)
+            why = grade_student(course, assignment, student, run_dir, log_level, ledger, results[student].reasons,
+                                before)
+            if why is None:
                 counts["graded"] += 1
-                if ledger is not None:  # graded and in the gradebook: a rerun keeps it
-                    ledger.record(student, results[student].reasons)
-            except Exception as error:  # reported; the class goes on
-                not_graded[student] = f"nbgrader could not grade this submission ({error!r})"
+            else:  # reported; the class goes on
+                not_graded[student] = why
         bar.advance()
+
+
+def grade_student(course: Course, assignment: str, student: str, run_dir: Path, log_level: str,
+                  ledger: Ledger | None, reasons: list[str], before: GradebookRecords) -> str | None:
+    """nbgrader grades one student and the ledger records it; returns None, or why they are not graded.
+
+    If the machine fails meanwhile (the disk fills up under ``autograded/`` or ``.kitgrade/``, the
+    gradebook is locked), what the gradebook got of this grading is undone (``before`` holds it as it
+    was) and so is the ledger's entry: the student has no grade from this run (an earlier one is
+    kept), and the next run grades them.
+    """
+    try:
+        faults = [e for e in grade_with_nbgrader(course, assignment, [student], run_dir, log_level) if describe(e)]
+        if faults:
+            raise faults[0]
+        if ledger is not None:  # graded and in the gradebook: a rerun keeps it
+            ledger.record(student, reasons)
+        return None
+    except Exception as error:
+        why = describe(error, course.path("autograded", student, assignment), course.gradebook_path) \
+            or f"nbgrader could not grade this submission ({error!r})"
+    shutil.rmtree(course.path("autograded", student, assignment), ignore_errors=True)
+    try:
+        course.path("autograded", student).rmdir()  # nothing else of theirs there: no empty folder left
+    except OSError:
+        pass
+    try:
+        before.restore(student)
+        if student in before.submissions:
+            why += "; the gradebook keeps the grade of the earlier run"
+        # an entry for an older submission matches nothing now anyway (and tells export whose grade it holds)
+        if ledger is not None and not ledger.resubmitted(student):
+            ledger.forget(student)
+    except Exception as error:  # the gradebook or the ledger cannot be written either
+        problem = describe(error, gradebook=course.gradebook_path) or error
+        why += f"; what it recorded of this run could not be undone ({problem}): check {student} in the formgrader"
+    return why
 
 
 def run_tasks(tasks: list[dict], workers: int, config: Config, preload: list[str]):
@@ -405,7 +516,7 @@ def run_tasks(tasks: list[dict], workers: int, config: Config, preload: list[str
                     broken.append(task)
                     continue
                 except Exception as error:  # a fault of the grader: reported, the class goes on
-                    outcome = repr(error)
+                    outcome = describe(error) or repr(error)
                 yield task, outcome
         except BaseException:  # stopped (Ctrl-C, a signal, the caller gave up): no worker outlives the run
             for process in list(getattr(pool, "_processes", {}).values()):
@@ -423,10 +534,14 @@ def run_tasks(tasks: list[dict], workers: int, config: Config, preload: list[str
             queue.extend(([task], 1, 2) for task in broken)
 
 
-def grade_with_nbgrader(course: Course, assignment: str, students: list[str], run_dir: Path, log_level: str) -> None:
-    """Run nbgrader's ``Autograde`` converter over the staged copies, replaying the recorded outputs."""
+def grade_with_nbgrader(course: Course, assignment: str, students: list[str], run_dir: Path,
+                        log_level: str) -> list[BaseException]:
+    """Run nbgrader's ``Autograde`` converter over the staged copies, replaying the recorded outputs.
+
+    Returns the exceptions nbgrader caught and logged (a submission it failed to grade: nbgrader
+    removed its ``autograded/`` folder, but may have recorded part of it in the gradebook)."""
     if not students:
-        return
+        return []
     from nbgrader.converters import Autograde
     from nbgrader.converters.base import NbGraderException
 
@@ -443,12 +558,14 @@ def grade_with_nbgrader(course: Course, assignment: str, students: list[str], ru
     converter = Autograde(coursedir=coursedir, config=config)
     converter.log.setLevel(log_level)
     converter.force = True
-    try:
-        with warnings.catch_warnings():  # nbgrader's own SQLAlchemy session warnings are not ours to show
-            warnings.simplefilter("ignore")
-            converter.start()
-    except NbGraderException as error:
-        converter.log.error("nbgrader reported failures: %s", error)
+    with logged_errors(converter.log) as errors:
+        try:
+            with warnings.catch_warnings():  # nbgrader's own SQLAlchemy session warnings are not ours to show
+                warnings.simplefilter("ignore")
+                converter.start()
+        except NbGraderException as error:
+            converter.log.error("nbgrader reported failures: %s", error)
+    return errors
 
 
 def score_missing_as_zero(course: Course, assignment: str, students: list[str]) -> None:
@@ -467,4 +584,66 @@ def score_missing_as_zero(course: Course, assignment: str, students: list[str]) 
                 for grade in notebook.grades:
                     grade.auto_score = 0
                     grade.needs_manual_grade = False
+            gradebook.db.commit()
+
+
+class GradebookRecords:
+    """What grading may change in the gradebook for each of ``students``, as it was: ``restore(student)``
+    puts a student's back.
+
+    nbgrader's ``Autograde`` creates the student and the submission, sets its timestamp, each
+    notebook's late penalty, each grade's automatic score and each comment's automatic text;
+    manual scores and comments are the instructor's and grading leaves them alone. Read once, before
+    anyone is graded (one run grades a student once).
+    """
+
+    def __init__(self, course: Course, assignment: str, students: list[str]):
+        self.course, self.assignment = course, assignment
+        self.existed: set[str] = set()
+        self.submissions: dict[str, dict] = {}
+        with warnings.catch_warnings(), Gradebook(course.db_url, course.course_id) as gradebook:
+            warnings.simplefilter("ignore")
+            known = {s.id for s in gradebook.students}
+            self.existed = known & set(students)
+            try:
+                submissions = gradebook.find_assignment(assignment).submissions
+            except MissingEntry:
+                submissions = []
+            for submission in submissions:
+                if submission.student.id in self.existed:
+                    self.submissions[submission.student.id] = {"timestamp": submission.timestamp, "notebooks": {
+                        notebook.name: {"penalty": notebook.late_submission_penalty,
+                                        "grades": {g.name: (g.auto_score, g.needs_manual_grade) for g in notebook.grades},
+                                        "comments": {c.name: c.auto_comment for c in notebook.comments}}
+                        for notebook in submission.notebooks}}
+
+    def restore(self, student: str) -> None:
+        saved = self.submissions.get(student)
+        with warnings.catch_warnings(), Gradebook(self.course.db_url, self.course.course_id) as gradebook:
+            warnings.simplefilter("ignore")
+            if saved is None:
+                try:
+                    gradebook.remove_submission(self.assignment, student)
+                except MissingEntry:
+                    pass
+                if student not in self.existed:
+                    try:
+                        if not gradebook.find_student(student).submissions:
+                            gradebook.remove_student(student)
+                    except MissingEntry:
+                        pass
+                return
+            submission = gradebook.find_submission(self.assignment, student)
+            submission.timestamp = saved["timestamp"]
+            for notebook in submission.notebooks:
+                kept = saved["notebooks"].get(notebook.name)
+                if kept is None:
+                    continue
+                notebook.late_submission_penalty = kept["penalty"]
+                for grade in notebook.grades:
+                    if grade.name in kept["grades"]:
+                        grade.auto_score, grade.needs_manual_grade = kept["grades"][grade.name]
+                for comment in notebook.comments:
+                    if comment.name in kept["comments"]:
+                        comment.auto_comment = kept["comments"][comment.name]
             gradebook.db.commit()

@@ -12,8 +12,9 @@
     kitgrade check ex1.ipynb                         # a student: run my notebook's tests
 
 Every command checks what it is asked to do before it writes anything: a mistake (a misspelled
-assignment, a folder that is not a course, a setting of the wrong type) is one or two lines on
-stderr and exit status 2, with nothing changed.
+assignment, a folder that is not a course, a setting of the wrong type) or a fault of the machine
+(a folder it cannot write, a gradebook locked by another process or damaged) is one or two lines
+on stderr and exit status 2, with nothing changed.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ import sys
 from pathlib import Path
 
 from .course import KIT_DIR, Course
-from .errors import INTERNAL_ERROR, USAGE_ERROR, UsageError, log_internal_error
+from .errors import INTERNAL_ERROR, UsageError, log_internal_error
+from .faults import describe, require_gradebook, require_writable
 
 DEFAULT_EXERCISES = Path(__file__).resolve().parent.parent / "exercises"
 
@@ -35,6 +37,14 @@ def _course(args) -> Course:
     course = Course.find(args.course)
     os.chdir(course.root)
     return course
+
+
+def _will_write(course: Course, command: str, *places: Path, gradebook: str = "write") -> None:
+    """Before anything is written: the places the command writes can be written, and the gradebook
+    can be read (``gradebook="read"``) or written, neither damaged nor locked by another process."""
+    book = course.gradebook_path
+    require_writable(command, *places, *([book] if book is not None and gradebook == "write" else []))
+    require_gradebook(book, write=gradebook == "write")
 
 
 def cmd_init(args) -> int:
@@ -56,7 +66,7 @@ def cmd_init(args) -> int:
 
 
 def cmd_release(args) -> int:
-    from .release import check_exchange, generate_release, prove_release, release_to_exchange
+    from .release import check_exchange, exchange_root, generate_release, prove_release, release_to_exchange
 
     course = _course(args)
     assignments = args.assignments or course.assignments()
@@ -66,6 +76,8 @@ def cmd_release(args) -> int:
         course.require_assignment(assignment)
     if not args.no_exchange:
         check_exchange(course)
+    _will_write(course, "release", course.path("release"),
+                *([] if args.no_exchange else [exchange_root(course) / course.course_id / "outbound"]))
     status = 0
     for assignment in assignments:
         generate_release(course, assignment)
@@ -97,6 +109,8 @@ def cmd_collect(args) -> int:
 
     course = _course(args)
     course.require_assignment(args.assignment, released=True)
+    _will_write(course, "collect", course.path("submitted"), course.path(KIT_DIR),
+                gradebook="write" if args.source else "read")  # LMS downloads record names and LMS ids
     if args.source:
         outcome = collect_from_downloads(course, args.assignment, Path(args.source),
                                          roster=Path(args.roster) if args.roster else None)
@@ -111,7 +125,7 @@ def cmd_collect(args) -> int:
 
 
 def cmd_autograde(args) -> int:
-    from .autograde import Interrupted, autograde
+    from .autograde import Interrupted, ReportNotWritten, autograde
     from .cluster import ClusterError
     from .report import format_report
 
@@ -132,6 +146,7 @@ def cmd_autograde(args) -> int:
         raise UsageError("--tls-ca-file, --tls-cert and --tls-key go together")
     if any(tls) and not args.cluster:
         raise UsageError("the --tls-* options are for --cluster")
+    _will_write(course, "autograde", course.path("autograded"), course.path("reports"), course.path(KIT_DIR))
     try:  # students named with --student are graded again; a whole-class run grades what is not recorded yet
         results = autograde(course, args.assignment, students=students, workers=args.workers,
                             progress=not args.quiet, cluster=args.cluster, force=args.force or bool(args.student),
@@ -142,8 +157,16 @@ def cmd_autograde(args) -> int:
     except ClusterError as error:
         print(f"kitgrade: {error}", file=sys.stderr)
         return 2
+    except ReportNotWritten as fault:
+        print(format_report(args.assignment, fault.results))
+        print(f"kitgrade autograde: {fault}", file=sys.stderr)
+        return fault.status
     print(format_report(args.assignment, results))
     print(f"report: {course.path('reports', args.assignment + '.csv')}")
+    gone = sorted(r.student for r in results.values() if not r.submitted)
+    if gone:
+        print(f"kitgrade autograde: in the gradebook but no longer submitted: {', '.join(gone)} (the gradebook keeps "
+              f"the grade an earlier run gave; so do the report and the exports)", file=sys.stderr)
     not_graded = [r.student for r in results.values() if not r.graded]
     if not_graded:
         print(f"kitgrade: {len(not_graded)} submission(s) not graded (see the reasons above); run autograde again",
@@ -154,12 +177,15 @@ def cmd_autograde(args) -> int:
 
 def cmd_feedback(args) -> int:
     from .feedback import generate_feedback
+    from .release import exchange_root
 
     course = _course(args)
     course.require_assignment(args.assignment)
     if not course.students_with("autograded", args.assignment):
         raise UsageError(f"no autograded submission of {args.assignment} yet; run `kitgrade autograde "
                          f"{args.assignment}` first")
+    _will_write(course, "feedback", course.path("feedback"),
+                *([exchange_root(course) / course.course_id / "feedback"] if args.release else []), gradebook="read")
     hide = args.hide_hidden_tests or course.settings().hide_hidden_tests_in_feedback
     files = generate_feedback(course, args.assignment, hide_hidden_tests=hide)
     print(f"{args.assignment}: {len(files)} feedback file(s) in feedback/" + (" (hidden tests left out)" if hide else ""))
@@ -191,6 +217,10 @@ def cmd_export(args) -> int:
     from .export import AwaitingManualGrades, export_grades
 
     course = _course(args)
+    written = [] if args.dry_run else [p if p.is_absolute() else course.root / p
+                                       for p in (Path(args.csv), Path(args.lms_csv))]
+    _will_write(course, "export", *written, *([course.path(KIT_DIR)] if args.roster and not args.dry_run else []),
+                gradebook="write" if args.roster and not args.dry_run else "read")  # a roster is recorded there
     try:
         lines = export_grades(course, Path(args.csv), Path(args.lms_csv),
                               roster=Path(args.roster) if args.roster else None, dry_run=args.dry_run,
@@ -310,6 +340,8 @@ def cmd_summary(args) -> int:
     from .summary import summarize
 
     course = _course(args)
+    course.require_assignment(args.assignment)
+    _will_write(course, "summary", course.path("reports"), gradebook="read")
     table, page = summarize(course, args.assignment, lang=args.lang, show_hidden=args.show_hidden_tests)
     print(table)
     print(f"summary: {page}")
@@ -327,11 +359,17 @@ def main(argv: list[str] | None = None) -> int:
         return args.handler(args)
     except UsageError as error:
         print(f"kitgrade {args.command}: {error}", file=sys.stderr)
-        return USAGE_ERROR
+        return error.status
     except KeyboardInterrupt:
         print(f"kitgrade {args.command}: stopped", file=sys.stderr)
         return 130
-    except Exception as error:  # a bug of the kit: say so, keep the traceback
+    except Exception as error:
+        fault = describe(error)
+        if fault:  # a fault of the machine that struck halfway: what was done is kept
+            print(f"kitgrade {args.command}: stopped, because {fault}; what was done before it is kept; put it "
+                  "right and run the command again", file=sys.stderr)
+            return 1
+        # a bug of the kit: say so, keep the traceback
         kit_dir = Path(getattr(args, "course", None) or ".") / KIT_DIR
         log = log_internal_error(error, kit_dir / "logs" if kit_dir.is_dir() else None)
         print(f"kitgrade {args.command}: internal error ({type(error).__name__}: {str(error)[:200]}).\n"

@@ -137,11 +137,18 @@ class DaskExecutor:
         from distributed import KilledWorker, as_completed
 
         from .autograde import prepare_task
+        from .faults import describe
 
         futures = {}
         try:
             for task in tasks:
-                prepared = prepare_task({**task, "config": config})
+                try:
+                    prepared = prepare_task({**task, "config": config})
+                except Exception as error:  # the machine's fault (the gradebook's copy unreadable): not graded
+                    if describe(error) is None:
+                        raise
+                    yield task, describe(error)
+                    continue
                 if prepared.get("not_gradable"):
                     yield task, prepared
                     continue
@@ -160,7 +167,7 @@ class DaskExecutor:
                 except VersionMismatch as error:
                     outcome = str(error)
                 except Exception as error:  # a fault of the grader: reported, the class goes on
-                    outcome = repr(error)
+                    outcome = describe(error) or repr(error)
                 yield task, outcome
         finally:
             if futures:  # stopped: nothing of this run keeps the workers busy

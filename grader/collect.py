@@ -12,7 +12,9 @@ From LMS downloads (a folder or a zip) collect works in three steps, and writes 
    files are all left out, their earlier submission stays as it was, and the command exits 1.
 3. **Write** through nbgrader's ``zip_collect`` (``ZipCollectApp``), given the plan as its
    collector plugin: ``submitted/<student>/<assignment>/`` and ``timestamp.txt`` as nbgrader makes
-   them.
+   them. If the machine fails meanwhile (the disk fills up), every student's folder is checked
+   against the plan: a student whose files did not all arrive whole is not collected and nothing
+   of theirs is left in ``submitted/`` (a truncated notebook would be graded as the student's).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from traitlets import Dict
 from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
 
 from .course import KIT_DIR, Course, ensure_nbgrader_tools_on_path
-from .errors import UsageError
+from .errors import EnvironmentFault, UsageError
+from .faults import describe
 from .lms_names import STUDENT_ID, DownloadName, examples, parse_flat, parse_folder
 from .roster import RosterStudent, name_key, read_roster, record_in_gradebook, save_roster
 
@@ -43,18 +46,51 @@ def collect_from_exchange(course: Course, assignment: str, log_level: str = "ERR
     """``nbgrader collect``: the newest submission of each student, with its timestamp."""
     ensure_nbgrader_tools_on_path()
     from nbgrader.apps.api import NbGraderAPI
+    from nbgrader.exchange.default import Exchange
 
     api = NbGraderAPI(coursedir=course.coursedir(), config=course.config())
     api.log.setLevel(log_level)
+    before = {s: _listing(course.path("submitted", s, assignment)) for s in course.students_with("submitted", assignment)}
     result = api.collect(assignment)
     if not result.get("success"):
         lines = [line for line in (result.get("log") or result.get("error") or "").splitlines() if line.strip()]
-        raise UsageError(f"nbgrader collect failed: {lines[-1] if lines else 'no reason given'}")
+        reason = lines[-1][:300] if lines else "no reason given"
+        inbound = Path(Exchange(config=course.config()).root) / course.course_id / "inbound"
+        removed = _remove_incomplete_copies(course, assignment, before, inbound)
+        if removed:  # part of the work was done: what arrived whole is kept
+            raise EnvironmentFault(f"nbgrader collect failed ({reason}); not collected, their incomplete copy "
+                                   f"removed: {', '.join(removed)}; collect again once this is put right", status=1)
+        raise UsageError(f"nbgrader collect failed: {reason}")
     # what the exchange refused or warned about (a submission not owned by the student it names)
     for line in (result.get("log") or "").splitlines():
         if line.startswith(("[ERROR]", "[WARNING]")):
             print(f"collect: {line}", file=sys.stderr)
     return course.students_with("submitted", assignment)
+
+
+def _listing(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (relative path -> bytes); empty if there is no such folder."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()} \
+        if folder.is_dir() else {}
+
+
+def _remove_incomplete_copies(course: Course, assignment: str, before: dict[str, dict[str, bytes]],
+                              inbound: Path) -> list[str]:
+    """After a failed ``nbgrader collect``: remove each submission folder that changed and is not a whole
+    copy of one of the student's submissions in the exchange's inbound folder."""
+    removed = []
+    for student in course.students_with("submitted", assignment):
+        folder = course.path("submitted", student, assignment)
+        now = _listing(folder)
+        if now == before.get(student):
+            continue
+        copies = [_listing(p) for p in inbound.glob(f"{student}+{assignment}+*") if p.is_dir()]
+        if not any(now and all(copy.get(name) == data for name, data in now.items())
+                   and all(name in now for name in copy if name.endswith(".ipynb") or name == "timestamp.txt")
+                   for copy in copies):
+            shutil.rmtree(folder)
+            removed.append(student)
+    return removed
 
 
 # ---- 1. read -------------------------------------------------------------------------------------
@@ -175,10 +211,11 @@ class CollectOutcome:
     conflicts: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)       # roster students with nothing collected
     replaced: list[str] = field(default_factory=list)       # students whose earlier submission was replaced
+    failed: dict[str, str] = field(default_factory=dict)     # not collected because of the machine: why
 
     @property
     def status(self) -> int:
-        return 1 if self.conflicts else 0
+        return 1 if self.conflicts or self.failed else 0
 
     def summary(self) -> str:
         students = sorted(self.collected)
@@ -196,6 +233,9 @@ class CollectOutcome:
             lines += [f"    - {path}: {reason}" for path, reason in self.left_out]
         if self.missing:
             lines.append(f"  in the roster, nothing submitted: {', '.join(self.missing)}")
+        if self.failed:
+            lines.append(f"  {len(self.failed)} not collected (collect again once this is put right):")
+            lines += [f"    - {student}: {why}" for student, why in sorted(self.failed.items())]
         return "\n".join(lines)
 
 
@@ -368,6 +408,7 @@ def _write(course: Course, assignment: str, outcome: CollectOutcome, log_level: 
     extracted = downloaded / assignment / "extracted"
     if extracted.exists():
         shutil.rmtree(extracted)
+    before = {s: _listing(course.path("submitted", s, assignment)) for s in outcome.collected}
     try:
         config = course.config()
         config.ZipCollectApp.downloaded_directory = str(downloaded.relative_to(course.root))
@@ -386,5 +427,39 @@ def _write(course: Course, assignment: str, outcome: CollectOutcome, log_level: 
         app.log.setLevel(log_level)
         app.coursedir = course.coursedir(assignment_id=assignment)
         app.start()
+    except Exception as error:
+        fault = describe(error, course.path("submitted"))
+        if fault is None:
+            raise
+        _keep_whole_copies(course, assignment, outcome, before, fault)
     finally:
         shutil.rmtree(downloaded / assignment, ignore_errors=True)
+
+
+def _keep_whole_copies(course: Course, assignment: str, outcome: CollectOutcome,
+                       before: dict[str, dict[str, bytes]], fault: str) -> None:
+    """After the machine failed while nbgrader wrote ``submitted/``: each planned student whose files all
+    arrived whole is collected; anyone else is not, and no part of a copy is left behind."""
+    for student, submission in sorted(outcome.collected.items()):
+        folder = course.path("submitted", student, assignment)
+        now = _listing(folder)
+        arrived = {name: now.get(name) for name in submission.files}
+        if arrived == submission.files and ("timestamp.txt" in now) == bool(submission.timestamp) \
+                and (not submission.timestamp or now["timestamp.txt"].strip()):
+            continue
+        if now and now != before.get(student):  # nbgrader had started on it: its earlier submission is gone too
+            shutil.rmtree(folder)
+            try:
+                folder.parent.rmdir()  # the student's folder, if nothing else is in it
+            except OSError:
+                pass
+            outcome.failed[student] = (f"not collected, because {fault}; nothing of it is left in submitted/"
+                                       + (" (nor its earlier submission, which nbgrader removes first)"
+                                          if before.get(student) else ""))
+        else:
+            outcome.failed[student] = f"not collected, because {fault}" + (
+                "; its earlier submission is kept" if before.get(student) else "")
+    for student in outcome.failed:
+        del outcome.collected[student]
+        if student in outcome.replaced:
+            outcome.replaced.remove(student)

@@ -2,9 +2,11 @@
 
 A ``UsageError`` is a mistake the user can fix (a misspelled assignment, a folder that is not a
 course, a setting of the wrong type): the command prints its message (one or two lines: what
-was wrong, what exists, what to do), writes nothing and exits with status 2. Anything else that
-escapes a command is a bug of the kit: the command says so, keeps the traceback in a log file and
-says where to report it.
+was wrong, what exists, what to do), writes nothing and exits with status 2. An
+``EnvironmentFault`` is the same for a fault of the machine (a full disk, a folder that cannot be
+written, a locked or damaged gradebook; see ``grader.faults``); one found after part of the work
+was done says so and exits with status 1. Anything else that escapes a command is a bug of the
+kit: the command says so, keeps the traceback in a log file and says where to report it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,19 @@ INTERNAL_ERROR = 3
 
 class UsageError(Exception):
     """A mistake the user can fix; the message says what was wrong, what exists and what to do."""
+
+    status = USAGE_ERROR
+
+
+class EnvironmentFault(UsageError):
+    """A fault of the machine; the message names the place and says what to do.
+
+    ``status`` is 2 when it was found before anything was written, 1 when part of the work was done.
+    """
+
+    def __init__(self, message: str, status: int = USAGE_ERROR):
+        super().__init__(message)
+        self.status = status
 
 
 def log_internal_error(error: BaseException, log_dir: Path | None = None) -> Path:

@@ -8,26 +8,32 @@ Possible`` row. Canvas matches a row by ``ID`` (its user id), else ``SIS User ID
 ID``: these come from the roster (``--roster``, e.g. Canvas's own export) and from the user ids in
 the Canvas download names ``collect`` read. A score is the number nbgrader's CSV gives: the
 gradebook's score minus the late penalty (0 for a student with no submission). Only assignments
-with at least one submission are exported, so an assignment not yet collected gives nobody a 0.
+with at least one submission are exported, so an assignment not yet collected gives nobody a 0;
+for the same reason a student whose submission is in ``submitted/`` but not graded (yet, or because
+of a fault of the machine) has an empty cell in the Canvas file, and the command says so. A grade
+whose submission is gone from ``submitted/`` is exported as the gradebook holds it, and said.
 
 A score whose written answers still wait for a manual grade (``grader.manual_grades``) is not
 final: nbgrader counts those answers as 0. ``export`` then writes nothing and lists the students
 (``AwaitingManualGrades``), unless told to export anyway (``allow_manual_pending``), when it writes
-both files and lists them as a warning.
+both files and lists them as a warning. Both files are written whole or not at all.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import os
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins.export import CsvExportPlugin, ExportPlugin
 
 from .course import Course
-from .errors import UsageError
+from .errors import EnvironmentFault, UsageError
+from .faults import describe
 from .manual_grades import awaiting_by_student, points
+from .report import NO_LONGER_SUBMITTED, no_longer_submitted
 from .roster import RosterStudent, read_roster, record_in_gradebook, save_roster, saved_roster
 
 CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -42,8 +48,13 @@ def nbgrader_score(gradebook: Gradebook, assignment: str, student: str) -> float
     return max(0.0, submission.score - submission.late_submission_penalty)
 
 
-def canvas_rows(gradebook: Gradebook, roster: list[RosterStudent]) -> list[list[str]]:
-    """The Canvas import table: header, ``Points Possible``, one row per student."""
+def canvas_rows(gradebook: Gradebook, roster: list[RosterStudent],
+                ungraded: dict[str, list[str]] | None = None) -> list[list[str]]:
+    """The Canvas import table: header, ``Points Possible``, one row per student.
+
+    ``ungraded`` (assignment -> students) are submitted and not graded: their cells are left empty.
+    """
+    ungraded = ungraded or {}
     assignments = sorted((a for a in gradebook.assignments if a.submissions),
                          key=lambda a: (a.duedate is None, a.duedate or 0, a.name))
     known = {s.id: s for s in roster}
@@ -57,7 +68,8 @@ def canvas_rows(gradebook: Gradebook, roster: list[RosterStudent]) -> list[list[
         name = f"{last}, {first}" if last and first else (last or first or student_id)
         lms_id = listed.lms_user_id or (entry.lms_user_id if entry else "") or ""
         row = [name, lms_id, listed.sis_user_id, listed.sis_login_id, listed.section]
-        row += [f"{nbgrader_score(gradebook, a.name, student_id):g}" for a in assignments]
+        row += ["" if student_id in ungraded.get(a.name, ()) else f"{nbgrader_score(gradebook, a.name, student_id):g}"
+                for a in assignments]
         rows.append(row)
     return rows
 
@@ -70,10 +82,11 @@ class CanvasCsvExportPlugin(ExportPlugin):
     """nbgrader export plugin writing the Canvas gradebook import file (``nbgrader export --exporter``)."""
 
     roster: list[RosterStudent] = []
+    ungraded: dict[str, list[str]] = {}
 
     def export(self, gradebook: Gradebook) -> None:
         with open(self.to or "grades_lms.csv", "w", newline="", encoding="utf-8") as handle:
-            csv.writer(handle).writerows(canvas_rows(gradebook, self.roster))
+            csv.writer(handle).writerows(canvas_rows(gradebook, self.roster, self.ungraded))
 
 
 class AwaitingManualGrades(Exception):
@@ -123,20 +136,58 @@ def export_grades(course: Course, csv_path: Path, lms_path: Path, roster: Path |
         save_roster(course.root, students)
         record_in_gradebook(course, students)
     with Gradebook(course.db_url, course.course_id) as gradebook:
+        ungraded, notes = grading_notes(course, gradebook)
         if dry_run:
-            return describe_changes(paths[1], canvas_rows(gradebook, students)) + note
-        CsvExportPlugin(to=str(paths[0]), config=course.config()).export(gradebook)
-        plugin = CanvasCsvExportPlugin(to=str(paths[1]), config=course.config())
-        plugin.roster = students
-        plugin.export(gradebook)
-        rows = canvas_rows(gradebook, students)
-    lines = [f"wrote {p}" for p in paths] + note
+            return describe_changes(paths[1], canvas_rows(gradebook, students, ungraded)) + note + notes
+        # each file whole or not at all: a truncated CSV imported into an LMS would lose students
+        temporaries = [path.with_name(path.name + ".tmp") for path in paths]
+        try:
+            CsvExportPlugin(to=str(temporaries[0]), config=course.config()).export(gradebook)
+            plugin = CanvasCsvExportPlugin(to=str(temporaries[1]), config=course.config())
+            plugin.roster, plugin.ungraded = students, ungraded
+            plugin.export(gradebook)
+            for temporary, path in zip(temporaries, paths):
+                os.replace(temporary, path)
+        except OSError as error:
+            raise EnvironmentFault(f"nothing was exported, because {describe(error, paths[0].parent) or error}; the "
+                                   "files of the last export are as they were") from None
+        finally:
+            for temporary in temporaries:
+                temporary.unlink(missing_ok=True)
+        rows = canvas_rows(gradebook, students, ungraded)
+    lines = [f"wrote {p}" for p in paths] + note + notes
     unmatched = [row[0] for row in rows[2:] if not any(row[1:4])]
     if unmatched:
         lines.append(f"note: {len(unmatched)} student(s) without a Canvas ID or SIS id ({', '.join(unmatched[:5])}"
                      f"{', ...' if len(unmatched) > 5 else ''}): Canvas cannot match their rows; pass --roster "
                      "(Canvas's gradebook export) or collect from a Canvas download")
     return lines
+
+
+def grading_notes(course: Course, gradebook: Gradebook) -> tuple[dict[str, list[str]], list[str]]:
+    """Where the exported grades and ``submitted/`` disagree, said: returns the students submitted and
+    not graded (assignment -> students) and a note per case."""
+    from .autograde import Ledger
+
+    ungraded, notes = {}, []
+    for assignment in sorted(a.name for a in gradebook.assignments if a.submissions):
+        recorded = {s.student.id for s in gradebook.find_assignment(assignment).submissions}
+        present = course.students_with("submitted", assignment)
+        waiting = [s for s in present if s not in recorded]
+        if waiting:
+            ungraded[assignment] = waiting
+            notes.append(f"note: {assignment}: submitted but not graded: {', '.join(waiting)} (empty in the Canvas "
+                         f"file; nbgrader's CSV gives 0): run `kitgrade autograde {assignment}`")
+        ledger = Ledger(course, assignment)
+        again = [s for s in present if s in recorded and ledger.resubmitted(s)]
+        if again:
+            notes.append(f"note: {assignment}: submitted again since graded: {', '.join(again)} (exported with the "
+                         f"grade of the earlier submission): run `kitgrade autograde {assignment}`")
+        gone = no_longer_submitted(course, assignment)
+        if gone:
+            notes.append(f"note: {assignment}: {NO_LONGER_SUBMITTED}: {', '.join(gone)} (exported with the grade the "
+                         "gradebook holds)")
+    return ungraded, notes
 
 
 def describe_changes(previous_path: Path, rows: list[list[str]]) -> list[str]:
@@ -164,7 +215,7 @@ def describe_changes(previous_path: Path, rows: list[list[str]]) -> list[str]:
         for assignment in new_assignments:
             before, after = old[key].get(assignment, ""), row[assignment]
             if before != after:
-                changes.append(f"  {row['Student']}, {assignment}: {before or '(none)'} -> {after}")
+                changes.append(f"  {row['Student']}, {assignment}: {before or '(none)'} -> {after or '(none)'}")
         for column in CANVAS_HEADER[1:]:
             if old[key].get(column, "") != row[column]:
                 changes.append(f"  {row['Student']}: {column} {old[key].get(column) or '(none)'} -> {row[column] or '(none)'}")

@@ -10,6 +10,8 @@ from pathlib import Path
 from traitlets.config import Config
 
 from .course import Course, ensure_nbgrader_tools_on_path
+from .errors import EnvironmentFault
+from .faults import describe, logged_errors
 from .preprocessors import HideHiddenTests
 
 
@@ -19,6 +21,7 @@ def generate_feedback(course: Course, assignment: str, hide_hidden_tests: bool =
     ensure_nbgrader_tools_on_path()
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
     from nbgrader.converters import GenerateFeedback
+    from nbgrader.converters.base import NbGraderException
     from nbgrader.preprocessors import GetGrades
 
     config = course.config()
@@ -30,7 +33,23 @@ def generate_feedback(course: Course, assignment: str, hide_hidden_tests: bool =
     converter = GenerateFeedback(coursedir=coursedir, config=config)
     converter.log.setLevel(log_level)
     converter.force = True
-    converter.start()
+    with logged_errors(converter.log) as errors:
+        try:
+            converter.start()
+        except NbGraderException:
+            faults = [describe(e, course.path("feedback"), course.gradebook_path) for e in errors]
+            if not any(faults):
+                raise
+            missing = [s for s in course.students_with("autograded", assignment)
+                       if not list(course.path("feedback", s, assignment).glob("*.html"))]
+            for student in missing:  # nbgrader removed their feedback folder and left the student's, empty
+                try:
+                    course.path("feedback", student).rmdir()
+                except OSError:
+                    pass
+            raise EnvironmentFault(f"no feedback for {', '.join(missing)}, because {next(f for f in faults if f)} "
+                                   "(nbgrader removed what it had begun of it); run it again once this is put right",
+                                   status=1) from None
     write_ungraded_notices(course, assignment)
     return sorted(course.path("feedback").glob(f"*/{assignment}/*.html"))
 

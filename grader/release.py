@@ -9,7 +9,8 @@ import nbformat
 
 from .notebook_chains import sanitize
 from .course import Course, ensure_nbgrader_tools_on_path
-from .errors import UsageError
+from .errors import EnvironmentFault, UsageError
+from .faults import describe, logged_errors
 from .local_grading import LocalGrader, NotebookResult
 from .sandbox.policy import policy_for
 from .sandbox.scratch import read_data_files
@@ -35,15 +36,29 @@ class ReleaseProof:
 
 
 def generate_release(course: Course, assignment: str, log_level: str = "ERROR") -> None:
-    """Run nbgrader's ``GenerateAssignment`` converter (student versions in ``release/``, cells in the gradebook)."""
+    """Run nbgrader's ``GenerateAssignment`` converter (student versions in ``release/``, cells in the gradebook).
+
+    If the machine fails meanwhile (the disk fills up), nbgrader removes ``release/<assignment>``;
+    the exchange is not touched, and the command says so (``EnvironmentFault``).
+    """
     ensure_nbgrader_tools_on_path()
     from nbgrader.converters import GenerateAssignment
+    from nbgrader.converters.base import NbGraderException
 
     coursedir = course.coursedir(assignment_id=assignment)
     converter = GenerateAssignment(coursedir=coursedir, config=course.config())
     converter.log.setLevel(log_level)
     converter.force = True
-    converter.start()
+    with logged_errors(converter.log) as errors:
+        try:
+            converter.start()
+        except NbGraderException:
+            faults = [describe(e, course.path("release", assignment), course.gradebook_path) for e in errors]
+            if not any(faults):
+                raise
+            raise EnvironmentFault(f"{assignment}: not released, because {next(f for f in faults if f)}; nbgrader "
+                                   f"removed {course.path('release', assignment)} and the exchange was not changed; "
+                                   "run the release again once this is put right", status=1) from None
 
 
 def prove_release(course: Course, assignment: str) -> list[ReleaseProof]:

@@ -7,13 +7,18 @@ A score is nbgrader's (the gradebook's); where written answers still wait for a 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
+from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
 from .course import Course
 from .manual_grades import awaiting_in, kept_for_review_in, points
+
+#: How every output names a grade the gradebook holds whose submission is gone from ``submitted/``.
+NO_LONGER_SUBMITTED = "in the gradebook but no longer submitted"
 
 
 def final_score(submission) -> float:
@@ -44,6 +49,23 @@ def collect_scores(course: Course, assignment: str, results: dict) -> None:
             else:
                 result.score = 0.0
                 result.reasons.append("no grade recorded by nbgrader")
+
+
+def no_longer_submitted(course: Course, assignment: str) -> dict[str, str]:
+    """Students with a submission of ``assignment`` in the gradebook and none in ``submitted/``, each
+    with the sentence every output gives: the grade stays (it is the gradebook's), and it is said."""
+    import warnings
+
+    with warnings.catch_warnings(), Gradebook(course.db_url, course.course_id) as gradebook:
+        warnings.simplefilter("ignore")
+        try:
+            recorded = {s.student.id for s in gradebook.find_assignment(assignment).submissions}
+        except MissingEntry:
+            return {}
+    present = set(course.students_with("submitted", assignment))
+    return {student: f"{NO_LONGER_SUBMITTED} ({course.path('submitted', student, assignment).relative_to(course.root)}"
+                     f" is gone): the gradebook keeps the grade of an earlier run, and so do the exports"
+            for student in sorted(recorded - present)}
 
 
 def write_report(course: Course, assignment: str, results: dict) -> None:
@@ -79,19 +101,31 @@ def write_entries(course: Course, assignment: str, entries: dict) -> None:
     """Write ``reports/<assignment>.json`` and ``.csv`` from the report's entries."""
     folder = course.path("reports")
     folder.mkdir(exist_ok=True)
-    path = folder / f"{assignment}.json"
-    with open(folder / f"{assignment}.csv", "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["student", "score", "max_score", "awaiting_manual_points", "reasons"])
-        for student, item in sorted(entries.items()):
-            score = "" if item["score"] is None else f"{item['score']:g}"
-            waiting = item.get("awaiting_manual_points") or 0
-            writer.writerow([student, score, f"{item['max_score']:g}", f"{waiting:g}" if waiting else "",
-                             " | ".join(item["reasons"])])
-    temporary = path.with_suffix(".json.tmp")
-    with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(entries, handle, indent=1)
-    os.replace(temporary, path)
+    table = io.StringIO(newline="")
+    writer = csv.writer(table)
+    writer.writerow(["student", "score", "max_score", "awaiting_manual_points", "reasons"])
+    for student, item in sorted(entries.items()):
+        score = "" if item["score"] is None else f"{item['score']:g}"
+        waiting = item.get("awaiting_manual_points") or 0
+        writer.writerow([student, score, f"{item['max_score']:g}", f"{waiting:g}" if waiting else "",
+                         " | ".join(item["reasons"])])
+    write_whole(folder / f"{assignment}.csv", table.getvalue())
+    write_json(folder / f"{assignment}.json", entries)
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all: a full disk or a stopped run leaves the previous file as it was."""
+    temporary = path.with_name(path.name + ".tmp")
+    try:
+        with open(temporary, "w", newline="", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def write_json(path: Path, data) -> None:
+    write_whole(path, json.dumps(data, indent=1))
 
 
 def refresh_report(course: Course, assignment: str) -> dict:
@@ -127,7 +161,8 @@ def refresh_report(course: Course, assignment: str) -> dict:
 
 def format_report(assignment: str, results: dict) -> str:
     """A plain-text table for the terminal; a score with answers still waiting for a manual grade says so."""
-    lines = [f"{assignment}: {len(results)} submission(s)"]
+    submitted = sum(getattr(r, "submitted", True) for r in results.values())
+    lines = [f"{assignment}: {submitted} submission(s)"]
     width = max([len(s) for s in results] + [7])
     for result in sorted(results.values(), key=lambda r: r.student):
         score = f"{result.score:>6g}" if result.graded else "   not graded"

@@ -45,7 +45,10 @@ def read_submitted_file(path: Path, size_limit: int = DEFAULT_SIZE_LIMIT):
         opened = os.fstat(handle.fileno())
         if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino) or not stat.S_ISREG(opened.st_mode):
             return None, "changed while it was read: not read"
-        raw = handle.read(size_limit + 1)
+        try:
+            raw = handle.read(size_limit + 1)
+        except OSError as error:  # a failing disk
+            return None, f"unreadable ({error.strerror})"
     if len(raw) > size_limit:
         return None, f"over the limit of {size_limit / 2**20:g} MiB: not read"
     return raw, None
@@ -91,7 +94,7 @@ def grade_ids(notebook) -> set[str]:
 
 
 class SubmissionUnreadable(Exception):
-    """The submission's folder cannot be read as a folder of files (it is a link, or unreadable)."""
+    """The submission cannot be read as a folder of files (it is a link, or the machine cannot read it)."""
 
 
 def stage_submission(submitted: Path, staged: Path, expected: dict[str, set[str]],
@@ -115,6 +118,8 @@ def stage_submission(submitted: Path, staged: Path, expected: dict[str, set[str]
     valid: dict[str, tuple[Path, bytes, object]] = {}  # each file is read once; what was checked is staged
     for path in sorted(submitted.glob("*.ipynb")):
         raw, reason = read_submitted_file(path, size_limit)
+        if reason and reason.startswith("unreadable"):  # the machine's fault (permissions, a failing disk)
+            raise SubmissionUnreadable(f"{path.name}: {reason}")
         notebook = None
         if not reason:
             notebook, reason = parse_notebook(raw)

@@ -25,7 +25,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from .course import Course
 from .errors import UsageError
-from .report import refresh_report
+from .report import NO_LONGER_SUBMITTED, no_longer_submitted, refresh_report, write_whole
 
 # A message of grader.checks.check: "WHAT: expected E, got G, for input I".
 CHECK_MESSAGE = re.compile(r"^(?P<what>.+?): expected (?P<expected>.*), got (?P<got>.*), for input (?P<input>.*)$", re.S)
@@ -34,7 +34,7 @@ HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", re.S)
 FLAGS = [("tampering", ("relies on", "was edited", "changed nbgrader metadata", "deleted or renamed",
                         "cell type changed", "appears more than once", "unknown id")),
          ("timeout", ("longer than",)), ("refused", ("denied:",)), ("late", ("late:",)),
-         ("not graded", ("not graded, because",))]
+         ("not graded", ("not graded, because",)), ("no longer submitted", (NO_LONGER_SUBMITTED,))]
 
 TEXT = {
     "en": {"title": "Summary of {a}", "students": "submissions", "graded": "graded", "mean": "mean",
@@ -49,7 +49,8 @@ TEXT = {
            "no_change": "nothing changed", "pass_title": "Pass rate per test", "source": "test source",
            "hidden": "### (hidden tests not shown; --show-hidden-tests shows them)",
            "tampering": "tampering", "timeout": "timeout", "refused": "refused operation", "late": "late",
-           "not graded": "not graded", "report": "report", "manual": "by hand",
+           "not graded": "not graded", "no longer submitted": "no longer submitted", "report": "report",
+           "manual": "by hand",
            "not_final": "not final: {points:g} point(s) of {count} submission(s) await manual grading",
            "waiting": "{points:g} point(s) await manual grading: {cells}",
            "written": "Written answers (graded by hand)", "answer": "answer", "by_hand": "graded",
@@ -66,7 +67,7 @@ TEXT = {
            "no_change": "没有变化", "pass_title": "各测试通过率", "source": "测试代码",
            "hidden": "### （隐藏测试未显示；--show-hidden-tests 可显示）",
            "tampering": "篡改", "timeout": "超时", "refused": "被拒绝的操作", "late": "迟交",
-           "not graded": "未评分", "report": "报告", "manual": "待人工评分",
+           "not graded": "未评分", "no longer submitted": "提交已被删除", "report": "报告", "manual": "待人工评分",
            "not_final": "尚非最终成绩：{count} 份提交共 {points:g} 分待人工评分",
            "waiting": "{points:g} 分待人工评分：{cells}",
            "written": "书面回答（人工评分）", "answer": "回答", "by_hand": "已评分",
@@ -173,6 +174,10 @@ def gather(course: Course, assignment: str, show_hidden: bool = False) -> dict:
             cells = ", ".join(a["cell"] for a in item["awaiting_manual"])
             flags.append({"student": student, "kind": "manual", "points": awaiting[student], "cells": cells,
                           "reason": TEXT["en"]["waiting"].format(points=awaiting[student], cells=cells)})
+    # a submission deleted since the last run: said here too, whether or not autograde ran since
+    flagged = {f["student"] for f in flags if f["kind"] == "no longer submitted"}
+    flags += [{"student": s, "kind": "no longer submitted", "reason": why}
+              for s, why in no_longer_submitted(course, assignment).items() if s not in flagged]
     return {"assignment": assignment, "max_score": maximum, "submissions": len(report), "graded": len(graded),
             "awaiting_manual": awaiting, "written": list(written.values()),
             "scores": {s: e.get("score") for s, e in sorted(report.items())},
@@ -375,8 +380,8 @@ def summarize(course: Course, assignment: str, lang: str = "en", show_hidden: bo
         previous = None
     data["changes"] = changes(previous, data)
     page = course.path("reports", f"{assignment}.html")
-    page.write_text(to_html(data, lang), encoding="utf-8")
+    write_whole(page, to_html(data, lang))  # whole or not at all, on a full disk too
     keep = {**data, "tests": [{k: v for k, v in test.items() if k != "source"} for test in data["tests"]]}
     keep.pop("changes")
-    kept.write_text(json.dumps(keep, indent=1, ensure_ascii=False), encoding="utf-8")
+    write_whole(kept, json.dumps(keep, indent=1, ensure_ascii=False))
     return terminal_table(data, lang), page
