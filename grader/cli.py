@@ -36,6 +36,7 @@ def _course(args) -> Course:
     (``IncludeHeaderFooter.header``, ...) from the working directory, as when run in the course."""
     course = Course.find(args.course)
     os.chdir(course.root)
+    args.found_course = course  # a fault that stops the command halfway names this course's files
     return course
 
 
@@ -364,7 +365,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kitgrade {args.command}: stopped", file=sys.stderr)
         return 130
     except Exception as error:
-        fault = describe(error)
+        course = getattr(args, "found_course", None)
+        fault = describe(error, gradebook=course.gradebook_path if course else None)
         if fault:  # a fault of the machine that struck halfway: what was done is kept
             print(f"kitgrade {args.command}: stopped, because {fault}; what was done before it is kept; put it "
                   "right and run the command again", file=sys.stderr)

@@ -82,15 +82,25 @@ def gradebook_problem(error: sqlite3.Error, path=None) -> str:
     return f"{book} is damaged ({text})"
 
 
-class _LoggedErrors(logging.Handler):
+class _LoggedErrors(logging.Filter):
+    """Keeps the exception of each error record; drops the record itself when the machine failed
+    (kitgrade says that in its own words, once, instead of nbgrader's traceback)."""
+
     def __init__(self):
-        super().__init__(logging.ERROR)
+        super().__init__()
         self.errors: list[BaseException] = []
 
-    def emit(self, record: logging.LogRecord) -> None:
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.ERROR:
+            return True
         error = sys.exc_info()[1]  # nbgrader logs from inside its ``except`` block
-        if error is not None and all(error is not seen for seen in self.errors):
+        if error is None and record.exc_info:
+            error = record.exc_info[1]
+        if error is None:
+            return True
+        if all(error is not seen for seen in self.errors):
             self.errors.append(error)
+        return describe(error) is None
 
 
 @contextmanager
@@ -98,14 +108,19 @@ def logged_errors(log: logging.Logger):
     """The exceptions an nbgrader converter caught and logged while in this block (a list, filled as they come).
 
     nbgrader reports a notebook it failed to convert only in its log (and removes its output); the
-    exception says whether the machine failed (``describe``) or something else did.
+    exception says whether the machine failed (``describe``) or something else did. Neither the log
+    nor nbgrader's gradebook (which logs database errors to tornado's application log) shows a fault
+    of the machine: the caller reports it.
     """
-    handler = _LoggedErrors()
-    log.addHandler(handler)
+    keeper = _LoggedErrors()
+    logs = (log, logging.getLogger("tornado.application"))
+    for each in logs:
+        each.addFilter(keeper)
     try:
-        yield handler.errors
+        yield keeper.errors
     finally:
-        log.removeHandler(handler)
+        for each in logs:
+            each.removeFilter(keeper)
 
 
 # ---- checks before a command writes anything --------------------------------------------------------
