@@ -63,6 +63,11 @@ class Ledger:
     a fingerprint of everything the grade depends on (the submitted files, the assignment's source,
     the course's settings, the kit's and nbgrader's versions) and the reasons of the report. A
     student whose entry matches, and whose submission the gradebook holds, is not graded again.
+
+    Before nbgrader writes anything of a student, their entry is marked ``unfinished`` (``begin``);
+    the mark goes when the grade is recorded, or when what nbgrader wrote was undone. A mark left
+    behind (the machine failed and the undo failed too, or the run was killed) says the gradebook
+    may hold part of a grading: the next run grades them again, and export does not take it as a grade.
     """
 
     def __init__(self, course: Course, assignment: str):
@@ -98,7 +103,7 @@ class Ledger:
     def graded(self, student: str) -> list[str] | None:
         """The reasons recorded for ``student`` if graded as the submission is now, else None."""
         entry, fingerprint = self.entries.get(student), self.fingerprint(student)
-        if not entry or not fingerprint or entry.get("fingerprint") != fingerprint:
+        if not entry or entry.get("unfinished") or not fingerprint or entry.get("fingerprint") != fingerprint:
             return None
         if self._in_gradebook is None:
             with warnings.catch_warnings(), Gradebook(self.course.db_url, self.course.course_id) as gradebook:
@@ -112,7 +117,27 @@ class Ledger:
     def resubmitted(self, student: str) -> bool:
         """Whether ``student``'s submission changed since a run graded it (False if no run recorded one)."""
         entry = self.entries.get(student)
-        return bool(entry) and entry.get("fingerprint") != self.fingerprint(student)
+        return bool(entry) and "fingerprint" in entry and entry["fingerprint"] != self.fingerprint(student)
+
+    def unfinished(self, student: str) -> bool:
+        """Whether a grading of ``student`` stopped halfway and what it wrote may still be in the gradebook."""
+        return bool(self.entries.get(student, {}).get("unfinished"))
+
+    def begin(self, student: str) -> None:
+        """Marked before nbgrader writes anything of ``student`` (the entry is otherwise kept as it is)."""
+        entry = {**self.entries.get(student, {}), "unfinished": True}
+        self._write({**self.entries, student: entry})
+        self.entries[student] = entry
+
+    def undone(self, student: str) -> None:
+        """What nbgrader wrote of ``student`` was undone: the mark goes; the next run grades them again
+        unless they resubmitted since graded (the entry then says whose grade the gradebook holds)."""
+        entry = {k: v for k, v in self.entries.get(student, {}).items() if k != "unfinished"}
+        if "fingerprint" in entry and self.resubmitted(student):
+            self._write({**self.entries, student: entry})
+            self.entries[student] = entry
+        else:
+            self.forget(student)
 
     def record(self, student: str, reasons: list[str]) -> None:
         entry = {"fingerprint": self.fingerprint(student), "reasons": list(reasons)}
@@ -459,8 +484,14 @@ def grade_student(course: Course, assignment: str, student: str, run_dir: Path, 
     If the machine fails meanwhile (the disk fills up under ``autograded/`` or ``.kitgrade/``, the
     gradebook is locked), what the gradebook got of this grading is undone (``before`` holds it as it
     was) and so is the ledger's entry: the student has no grade from this run (an earlier one is
-    kept), and the next run grades them.
+    kept), and the next run grades them. If the undo fails too, the ledger's ``unfinished`` mark
+    stays, and export leaves out what the gradebook holds of them.
     """
+    try:
+        if ledger is not None:
+            ledger.begin(student)
+    except OSError as error:  # nothing of this run is in the gradebook: an earlier grade stays as it was
+        return describe(error, ledger.path) or f"the grading could not be noted ({error})"
     try:
         faults = [e for e in grade_with_nbgrader(course, assignment, [student], run_dir, log_level) if describe(e)]
         if faults:
@@ -480,12 +511,15 @@ def grade_student(course: Course, assignment: str, student: str, run_dir: Path, 
         before.restore(student)
         if student in before.submissions:
             why += "; the gradebook keeps the grade of the earlier run"
-        # an entry for an older submission matches nothing now anyway (and tells export whose grade it holds)
-        if ledger is not None and not ledger.resubmitted(student):
-            ledger.forget(student)
-    except Exception as error:  # the gradebook or the ledger cannot be written either
+    except Exception as error:  # the gradebook cannot be written either (still locked, the disk still full)
         problem = describe(error, gradebook=course.gradebook_path) or error
-        why += f"; what it recorded of this run could not be undone ({problem}): check {student} in the formgrader"
+        # the ledger's mark stays: export leaves the grade out, the next run grades them again
+        return why + f"; part of this grading may be in the gradebook ({problem}): it is not exported as a grade"
+    try:
+        if ledger is not None:
+            ledger.undone(student)
+    except Exception as error:  # the mark stays: the next run grades them again, and the grade is theirs
+        why += f"; {describe(error, ledger.path) or error}"
     return why
 
 

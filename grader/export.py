@@ -97,11 +97,23 @@ class AwaitingManualGrades(Exception):
         self.lines = lines
 
 
-def awaiting_lines(gradebook: Gradebook) -> list[str]:
-    """One line per exported assignment with students whose written answers wait for a manual grade."""
+def stopped_halfway(course: Course, assignment: str, recorded) -> list[str]:
+    """The students of ``recorded`` whose grading stopped halfway (the ledger's mark): what the
+    gradebook holds of them is not a grade."""
+    from .autograde import Ledger
+
+    ledger = Ledger(course, assignment)
+    return sorted(s for s in recorded if ledger.unfinished(s))
+
+
+def awaiting_lines(course: Course, gradebook: Gradebook) -> list[str]:
+    """One line per exported assignment with students whose written answers wait for a manual grade
+    (not counting a grading that stopped halfway: nbgrader's first records say everything waits)."""
     lines = []
     for assignment in sorted((a for a in gradebook.assignments if a.submissions), key=lambda a: a.name):
         waiting = awaiting_by_student(gradebook, assignment.name)
+        for student in stopped_halfway(course, assignment.name, list(waiting)):
+            del waiting[student]
         if waiting:
             total = sum(points(answers) for answers in waiting.values())
             lines.append(f"  {assignment.name}: {len(waiting)} student(s), {total:g} point(s): "
@@ -123,7 +135,7 @@ def export_grades(course: Course, csv_path: Path, lms_path: Path, roster: Path |
             raise UsageError(f"{path}: cannot write there ({'a folder' if path.is_dir() else 'no such folder'})")
     students = read_roster(roster) if roster is not None else saved_roster(course.root)
     with Gradebook(course.db_url, course.course_id) as gradebook:
-        waiting = awaiting_lines(gradebook)
+        waiting = awaiting_lines(course, gradebook)
     if waiting and not dry_run and not allow_manual_pending:
         raise AwaitingManualGrades(["not exported: written answers wait for a manual grade, and their points would "
                                     "count as 0 in these scores:", *waiting,
@@ -173,13 +185,19 @@ def grading_notes(course: Course, gradebook: Gradebook) -> tuple[dict[str, list[
     for assignment in sorted(a.name for a in gradebook.assignments if a.submissions):
         recorded = {s.student.id for s in gradebook.find_assignment(assignment).submissions}
         present = course.students_with("submitted", assignment)
+        ledger = Ledger(course, assignment)
         waiting = [s for s in present if s not in recorded]
         if waiting:
             ungraded[assignment] = waiting
             notes.append(f"note: {assignment}: submitted but not graded: {', '.join(waiting)} (empty in the Canvas "
                          f"file; nbgrader's CSV gives 0): run `kitgrade autograde {assignment}`")
-        ledger = Ledger(course, assignment)
-        again = [s for s in present if s in recorded and ledger.resubmitted(s)]
+        halfway = stopped_halfway(course, assignment, recorded)
+        if halfway:
+            ungraded.setdefault(assignment, []).extend(halfway)
+            notes.append(f"note: {assignment}: grading stopped halfway for {', '.join(halfway)} (the machine failed "
+                         "or the run was killed; the gradebook may hold part of it: empty in the Canvas file, "
+                         f"nbgrader's CSV shows what the gradebook holds): run `kitgrade autograde {assignment}`")
+        again = [s for s in present if s in recorded and not ledger.unfinished(s) and ledger.resubmitted(s)]
         if again:
             notes.append(f"note: {assignment}: submitted again since graded: {', '.join(again)} (exported with the "
                          f"grade of the earlier submission): run `kitgrade autograde {assignment}`")

@@ -128,6 +128,10 @@ def write_json(path: Path, data) -> None:
     write_whole(path, json.dumps(data, indent=1))
 
 
+#: why the score of a student whose grading stopped halfway is not shown (the ledger's mark, see autograde.Ledger)
+HALFWAY = "a grading stopped halfway (the machine failed or the run was killed); run autograde again to grade it"
+
+
 def refresh_report(course: Course, assignment: str) -> dict:
     """The report with every graded student's score and waiting answers read again from the gradebook
     (a grader may have given manual grades since autograde wrote it); rewritten if anything changed."""
@@ -138,7 +142,9 @@ def refresh_report(course: Course, assignment: str) -> dict:
         return {}
     if not isinstance(entries, dict) or not entries:
         return {}
-    fresh = {}
+    from .autograde import Ledger
+
+    fresh, ledger = {}, Ledger(course, assignment)
     with Gradebook(course.db_url, course.course_id) as gradebook:
         try:
             maximum = gradebook.find_assignment(assignment).max_score
@@ -147,6 +153,10 @@ def refresh_report(course: Course, assignment: str) -> dict:
         for student, item in entries.items():
             score = item.get("score")
             awaiting = item.get("awaiting_manual", [])
+            if score is not None and ledger.unfinished(student):  # what the gradebook holds is part of a grading
+                score, awaiting = None, []
+                reasons = [r for r in item.get("reasons", []) if HALFWAY not in r]
+                item = {**item, "reasons": [*reasons, f"not graded, because {HALFWAY}"]}
             if score is not None:
                 try:
                     submission = gradebook.find_submission(assignment, student)

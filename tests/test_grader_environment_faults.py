@@ -410,6 +410,96 @@ def test_a_gradebook_locked_for_a_moment_is_waited_for(root, graded, capsys):
     assert "wrote" in capsys.readouterr().out
 
 
+def test_a_gradebook_locked_halfway_through_a_run_leaves_the_rest_not_graded_and_the_next_run_grades_them(
+        root, course, tmp_path):
+    """The lock is taken once the run has begun recording grades (the gradebook's file changed):
+    whoever is recorded after that is "not graded", not a zero; nothing is left running; once the
+    lock is gone the next run grades exactly those students."""
+    graded = course
+    book, tmp, processes = graded / "gradebook.db", tmp_path / "tmp", _grading_processes()
+    tmp.mkdir()
+    written = book.stat().st_mtime_ns
+    grading = subprocess.Popen([sys.executable, "-m", "grader.cli", "autograde", ASSIGNMENT, "--quiet",
+                                "--course", str(graded)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "TMPDIR": str(tmp)})
+    try:
+        deadline = time.monotonic() + 300
+        while book.stat().st_mtime_ns == written and grading.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert grading.poll() is None, "the run ended before the lock could be taken"
+        with gradebook_locked(book):
+            out, err = grading.communicate(timeout=300)
+    finally:
+        if grading.poll() is None:
+            grading.kill()
+    assert grading.returncode == 1, (out, err)
+    assert "Traceback" not in out + err
+    locked = f"the gradebook {book} is locked by another process"
+    # the student being recorded is "not graded"; the report, which reads the gradebook, stops the run
+    assert f"kitgrade autograde: stopped, because {locked}; what was done before it is kept" in err, err
+    assert not (graded / "reports" / f"{ASSIGNMENT}.json").exists()
+    assert not _wait_until_gone(processes, 10)
+    assert not left_behind(tmp, graded)
+    # a grading struck while the lock was held could not be undone either: the gradebook may hold part
+    # of it (a zero, say); the ledger marks it, export leaves it out and says so
+    from grader.autograde import Ledger
+    from grader.course import Course
+
+    ledger, held = Ledger(Course(graded), ASSIGNMENT), scores(graded)
+    halfway = {s for s in ("alice", "bob", "carol") if ledger.unfinished(s)}
+    assert halfway, (held, out, err)
+    assert all(score in (None, 7.0) for s, score in held.items() if s not in halfway), held
+    exported = run(graded, tmp, "export")
+    assert exported.returncode == 0, exported
+    if halfway & set(held):  # marked, and in the gradebook: not exported as a grade
+        assert f"{ASSIGNMENT}: grading stopped halfway for {', '.join(sorted(halfway & set(held)))} (the machine " \
+            "failed" in exported.stdout, exported.stdout
+    if set(("alice", "bob", "carol")) - set(held):
+        assert f"{ASSIGNMENT}: submitted but not graded: " \
+            f"{', '.join(sorted(set(('alice', 'bob', 'carol')) - set(held)))}" in exported.stdout, exported.stdout
+    with open(graded / "grades_lms.csv") as handle:
+        canvas = {row["Student"]: row[ASSIGNMENT] for row in csv.DictReader(handle)}
+    for student in held:
+        assert canvas[student] == ("7" if held[student] == 7.0 and student not in halfway else ""), (student, canvas)
+    again = run(graded, tmp, "autograde", ASSIGNMENT, "--quiet")
+    assert again.returncode == 0, again
+    assert scores(graded) == {"alice": 7.0, "bob": 7.0, "carol": 7.0}
+    assert {s: r["score"] for s, r in report(graded).items()} == {"alice": 7, "bob": 7, "carol": 7}
+
+
+@pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's own session, used as nbgrader does
+def test_a_grading_cut_short_after_nbgrader_wrote_part_of_it_is_shown_nowhere_as_a_grade(root, graded, tmp_path, capsys):
+    """As a run killed (SIGKILL, the machine going down) between nbgrader's first and last write leaves
+    it: the ledger's mark is on, the gradebook holds a zero. Summary, report and export do not show
+    that zero as carol's grade; the next plain run grades her again, and only her."""
+    from grader.autograde import Ledger
+    from grader.course import Course
+
+    Ledger(Course(graded), ASSIGNMENT).begin("carol")
+    with Gradebook(f"sqlite:///{graded / 'gradebook.db'}", "ad101") as gradebook:
+        for grade in gradebook.find_submission(ASSIGNMENT, "carol").notebooks[0].grades:
+            grade.auto_score = 0.0
+        gradebook.db.commit()
+    assert scores(graded)["carol"] == 0.0
+    assert kitgrade(["summary", ASSIGNMENT, "--course", str(graded)]) == 0
+    out = capsys.readouterr().out
+    assert "carol        not graded" in out, out
+    assert report(graded)["carol"]["score"] is None
+    assert kitgrade(["export", "--course", str(graded)]) == 0
+    assert f"{ASSIGNMENT}: grading stopped halfway for carol" in capsys.readouterr().out
+    with open(graded / "grades_lms.csv") as handle:
+        assert {row["Student"]: row[ASSIGNMENT] for row in csv.DictReader(handle)} == {
+            "Points Possible": "7", "alice": "7", "bob": "7", "carol": ""}
+    alice = (graded / "autograded" / "alice" / ASSIGNMENT / NOTEBOOK).stat().st_mtime_ns
+    again = run(graded, tmp_path / "tmp", "autograde", ASSIGNMENT, "--quiet")
+    assert again.returncode == 0, again
+    assert (graded / "autograded" / "alice" / ASSIGNMENT / NOTEBOOK).stat().st_mtime_ns == alice  # not again
+    assert scores(graded) == {"alice": 7.0, "bob": 7.0, "carol": 7.0}
+    assert not Ledger(Course(graded), ASSIGNMENT).unfinished("carol")
+    assert {s: r["score"] for s, r in report(graded).items()} == {"alice": 7, "bob": 7, "carol": 7}
+    assert not any("stopped halfway" in r for r in report(graded)["carol"]["reasons"])
+
+
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "emptied"])
 def test_a_damaged_gradebook_is_refused_and_left_as_it_is(root, graded, capsys, damage):
     book = graded / "gradebook.db"
