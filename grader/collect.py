@@ -19,6 +19,7 @@ From LMS downloads (a folder or a zip) collect works in three steps, and writes 
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
@@ -53,19 +54,31 @@ def collect_from_exchange(course: Course, assignment: str, log_level: str = "ERR
     before = {s: _listing(course.path("submitted", s, assignment)) for s in course.students_with("submitted", assignment)}
     result = api.collect(assignment)
     if not result.get("success"):
-        lines = [line for line in (result.get("log") or result.get("error") or "").splitlines() if line.strip()]
+        log = result.get("log") or result.get("error") or ""
+        lines = [line for line in log.splitlines() if line.strip()]
         reason = lines[-1][:300] if lines else "no reason given"
+        fault = _machine_fault(log, course.path("submitted"))
         inbound = Path(Exchange(config=course.config()).root) / course.course_id / "inbound"
-        removed = _remove_incomplete_copies(course, assignment, before, inbound)
-        if removed:  # part of the work was done: what arrived whole is kept
-            raise EnvironmentFault(f"nbgrader collect failed ({reason}); not collected, their incomplete copy "
-                                   f"removed: {', '.join(removed)}; collect again once this is put right", status=1)
-        raise UsageError(f"nbgrader collect failed: {reason}")
+        removed, missing = _remove_incomplete_copies(course, assignment, before, inbound)
+        if removed or fault:  # what arrived whole is kept
+            cut = f"an incomplete copy removed: {', '.join(removed)}; " if removed else ""
+            raise EnvironmentFault(f"not collected, because {fault or f'nbgrader collect failed ({reason})'}: "
+                                   f"{', '.join(missing)} ({cut}the exchange keeps their submissions); what arrived "
+                                   "whole is kept; collect again once this is put right", status=1)
+        raise UsageError(f"nbgrader collect failed: {fault or reason}")
     # what the exchange refused or warned about (a submission not owned by the student it names)
     for line in (result.get("log") or "").splitlines():
         if line.startswith(("[ERROR]", "[WARNING]")):
             print(f"collect: {line}", file=sys.stderr)
     return course.students_with("submitted", assignment)
+
+
+def _machine_fault(log: str, where: Path) -> str | None:
+    """A fault of the machine named in nbgrader's log (it reports a failed copy only as text)."""
+    for error in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EIO):
+        if os.strerror(error) in log:
+            return describe(OSError(error, os.strerror(error)), where)
+    return None
 
 
 def _listing(folder: Path) -> dict[str, bytes]:
@@ -74,23 +87,39 @@ def _listing(folder: Path) -> dict[str, bytes]:
         if folder.is_dir() else {}
 
 
+def _inbound_copies(inbound: Path, student: str, assignment: str) -> list[dict[str, bytes]]:
+    return [_listing(p) for p in inbound.glob(f"{student}+{assignment}+*") if p.is_dir()]
+
+
+def _whole_copy(now: dict[str, bytes], copies: list[dict[str, bytes]]) -> bool:
+    """Whether the files ``now`` in a submission folder are one of ``copies``, whole (its notebooks and timestamp)."""
+    return any(now and all(copy.get(name) == data for name, data in now.items())
+               and all(name in now for name in copy if name.endswith(".ipynb") or name == "timestamp.txt")
+               for copy in copies)
+
+
 def _remove_incomplete_copies(course: Course, assignment: str, before: dict[str, dict[str, bytes]],
-                              inbound: Path) -> list[str]:
+                              inbound: Path) -> tuple[list[str], list[str]]:
     """After a failed ``nbgrader collect``: remove each submission folder that changed and is not a whole
-    copy of one of the student's submissions in the exchange's inbound folder."""
+    copy of one of the student's submissions in the exchange's inbound folder. Returns the students
+    whose copy was removed, and every student of the inbound folder not collected whole."""
     removed = []
     for student in course.students_with("submitted", assignment):
         folder = course.path("submitted", student, assignment)
         now = _listing(folder)
         if now == before.get(student):
             continue
-        copies = [_listing(p) for p in inbound.glob(f"{student}+{assignment}+*") if p.is_dir()]
-        if not any(now and all(copy.get(name) == data for name, data in now.items())
-                   and all(name in now for name in copy if name.endswith(".ipynb") or name == "timestamp.txt")
-                   for copy in copies):
+        if not _whole_copy(now, _inbound_copies(inbound, student, assignment)):
             shutil.rmtree(folder)
+            try:
+                folder.parent.rmdir()  # the student's folder, unless it holds other assignments
+            except OSError:
+                pass
             removed.append(student)
-    return removed
+    students = sorted({p.name.split("+", 1)[0] for p in inbound.glob(f"*+{assignment}+*") if p.is_dir()})
+    missing = [s for s in students if not _whole_copy(_listing(course.path("submitted", s, assignment)),
+                                                      _inbound_copies(inbound, s, assignment))]
+    return removed, missing
 
 
 # ---- 1. read -------------------------------------------------------------------------------------
