@@ -182,7 +182,7 @@ def grading_notes(course: Course, gradebook: Gradebook) -> tuple[dict[str, list[
     from .autograde import Ledger
 
     ungraded, notes = {}, []
-    for assignment in sorted(a.name for a in gradebook.assignments if a.submissions):
+    for assignment in sorted(a.name for a in gradebook.assignments):  # with no submission recorded yet, too
         recorded = {s.student.id for s in gradebook.find_assignment(assignment).submissions}
         present = course.students_with("submitted", assignment)
         ledger = Ledger(course, assignment)

@@ -104,6 +104,14 @@ def test_autograde_of_a_student_without_a_submission_records_nothing(course, cap
         assert [s.id for s in gradebook.students] == []
 
 
+def test_export_before_autograde_says_who_is_submitted_and_not_graded(course, capsys):
+    """Nothing of the assignment in the gradebook yet: no zero goes to the LMS, and export says why."""
+    submit(course, "alice")
+    assert kitgrade(["export", "--course", str(course)]) == 0
+    assert f"note: {ASSIGNMENT}: submitted but not graded: alice (empty in the Canvas file" in capsys.readouterr().out
+    assert "alice" not in (course / "grades_lms.csv").read_text()
+
+
 def test_feedback_before_autograde(course, capsys):
     submit(course, "alice")
     err = refused(["feedback", ASSIGNMENT, "--course", str(course)], capsys, course)
