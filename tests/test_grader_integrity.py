@@ -363,3 +363,18 @@ def test_feedback_without_hidden_tests_shows_no_hidden_code(course, graded):
 def test_the_report_names_how_each_test_was_graded(course, graded):
     how = json.loads((course / "reports" / f"{ASSIGNMENT}-tests.json").read_text())
     assert how and set(how.values()) == {"trusted"}
+
+
+def test_a_kit_installed_under_tmp_keeps_the_real_tmp_for_its_packages(monkeypatch):
+    """A clone tried out under /tmp: the student's process must still import the packages there, so
+    its /tmp is not replaced by the scratch folder (writes to /tmp are then refused, not hidden)."""
+    import sys
+
+    from grader.sandbox import mounts
+
+    if str(ROOT).startswith("/tmp/"):  # this very checkout is such a clone
+        assert mounts.installed_under_tmp() is not None
+        return
+    assert mounts.installed_under_tmp() is None
+    monkeypatch.setattr(sys, "prefix", "/tmp/try-the-kit/.venv")
+    assert mounts.installed_under_tmp() == os.path.realpath("/tmp/try-the-kit/.venv")

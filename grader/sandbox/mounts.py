@@ -3,13 +3,16 @@
 Students write scratch files where they would on their own machine (``fig.savefig('/tmp/a.png')``);
 in a mount namespace of its own, the process sees its scratch folder at ``/tmp``, and nobody else
 sees its files. Needs root or unprivileged user namespaces; without them ``/tmp`` stays outside the
-writable folders and a write there is refused with a clear message.
+writable folders and a write there is refused with a clear message. The same holds when Python or
+the kit is installed under ``/tmp`` (a clone tried out there): hiding ``/tmp`` would hide the
+packages the process still has to import.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import sys
 
 _CLONE_NEWNS, _CLONE_NEWUSER = 0x00020000, 0x10000000
 _MS_BIND, _MS_REC, _MS_PRIVATE = 4096, 16384, 1 << 18
@@ -24,9 +27,21 @@ def _mount(source, target, flags) -> bool:
     return _LIBC.mount(source, target, None, ctypes.c_ulong(flags), None) == 0
 
 
+def installed_under_tmp() -> str | None:
+    """Where Python or the kit's packages live under ``/tmp``, if they do."""
+    ipython = sys.modules.get("IPython")
+    places = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.abspath(__file__)),
+              os.path.dirname(getattr(ipython, "__file__", None) or "/")]
+    for place in places:
+        real = os.path.realpath(place)
+        if real == "/tmp" or real.startswith("/tmp/"):
+            return real
+    return None
+
+
 def map_tmp(scratch: str) -> bool:
     """Make ``/tmp`` show ``scratch`` for this process only; True if it worked."""
-    if _LIBC is None or not os.path.isdir("/tmp"):
+    if _LIBC is None or not os.path.isdir("/tmp") or installed_under_tmp():
         return False
     uid, gid = os.getuid(), os.getgid()
     if _LIBC.unshare(_CLONE_NEWNS) != 0:
