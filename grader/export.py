@@ -191,7 +191,7 @@ def grading_notes(course: Course, gradebook: Gradebook) -> tuple[dict[str, list[
             ungraded[assignment] = waiting
             notes.append(f"note: {assignment}: submitted but not graded: {', '.join(waiting)} (empty in the Canvas "
                          f"file; nbgrader's CSV gives 0): run `kitgrade autograde {assignment}`")
-        halfway = stopped_halfway(course, assignment, recorded)
+        halfway = sorted(s for s in recorded if ledger.unfinished(s))
         if halfway:
             ungraded.setdefault(assignment, []).extend(halfway)
             notes.append(f"note: {assignment}: grading stopped halfway for {', '.join(halfway)} (the machine failed "
