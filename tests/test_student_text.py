@@ -65,7 +65,8 @@ def done(tmp_path_factory):
     with zipfile.ZipFile(downloads, "w") as archive:
         archive.writestr(f"doealice_111_1_{NOTEBOOK}", answered({}))
         archive.writestr(f"hyperlinkmal_666_2_{NOTEBOOK}", nbformat.writes(mallory))
-        archive.writestr(f"hyperlinkmal_666_3_{ESCAPES}extra.ipynb", answered({}))
+        archive.writestr(f"hyperlinkmal_666_3_=1+1{ESCAPES}extra.ipynb", answered({}))
+        archive.writestr(f"hyperlinkmal_666_4_{ESCAPES}\nall graded.ipynb", answered({}))
         archive.writestr(f"{ESCAPES}notes.txt", b"not a submission")
     roster = tmp / "roster.csv"
     roster.write_text(ROSTER, encoding="utf-8")
@@ -85,8 +86,10 @@ def test_no_control_character_reaches_the_terminal_from_any_command(done):
     for name, (status, out, err) in outputs.items():
         text = PROGRESS.sub("", out + err)  # the progress line's own redraw is the kit's
         assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]", text), (name, text)
+        assert "\nall graded" not in text, (name, text)  # a name cannot forge a line of the kit's
     collect_out = outputs["collect"][1]
     assert outputs["collect"][0] == 0 and "\\x1b]0;pwned\\x07" in collect_out  # shown, escaped
+    assert "\\x0aall graded.ipynb: named like no LMS download" in collect_out
     summary_out = outputs["summary"][1]
     assert "\\x1b[2J" in summary_out and "mallory" in summary_out  # her error message, escaped
 
@@ -129,7 +132,7 @@ def test_the_summary_page_shows_her_text_and_runs_nothing(done):
     assert not [tag for tag, _ in _tags(page) if tag == "script"] and "&lt;script&gt;document.title" in page
 
 
-def test_no_exported_cell_is_a_formula(done):
+def test_no_exported_or_reported_cell_is_a_formula_or_an_escape(done):
     course, outputs = done
     assert outputs["export"][0] == 0, outputs["export"]
     for name in ("grades.csv", "grades_lms.csv"):
@@ -138,6 +141,10 @@ def test_no_exported_cell_is_a_formula(done):
         assert not [c for c in cells if c[:1] in ("=", "+", "@", "\t", "\r")
                     or (c[:1] == "-" and not re.fullmatch(r"-?[\d.]+", c))], (name, rows)
         assert any(c.startswith("'=HYPERLINK") for c in cells), (name, rows)
+    report = list(csv.reader(open(course / "reports" / f"{ASSIGNMENT}.csv", encoding="utf-8")))
+    reasons = {row[0]: row[4] for row in report}
+    assert reasons["mallory"].startswith("'=1+1\\x1b]0;pwned\\x07"), reasons
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", str(report))
     lms = {row[1]: row for row in csv.reader(open(course / "grades_lms.csv", encoding="utf-8"))}
     assert lms["666"][0] == f"'{FORMULA}, Mal" and lms["666"][4] == "'@A" and lms["111"][0] == "Doe, Alice"
 
