@@ -63,7 +63,9 @@ class DownloadName:
     @property
     def origin(self) -> str:
         """Who the LMS says submitted it; two origins for one student are a conflict."""
-        return f"{self.lms} user {self.lms_user_id}" if self.lms_user_id else f"{self.lms} {self.name!r}"
+        if self.lms_user_id:
+            return f"{self.lms} {'participant' if self.lms == 'moodle' else 'user'} {self.lms_user_id}"
+        return f"{self.lms} {self.name!r}"
 
 
 def nfc(text: str) -> str:

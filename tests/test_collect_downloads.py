@@ -386,3 +386,28 @@ def test_a_collect_killed_halfway_is_resumed_by_collecting_again(course, tmp_pat
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert {s: marker(d) for s, d in submitted(course).items()} == {f"student{i:03d}": f"s{i}" for i in range(students)}
+
+
+def test_a_roster_id_that_cannot_be_a_folder_name_is_refused_before_anything_is_written(course, tmp_path, capsys):
+    roster = tmp_path / "students.csv"
+    roster.write_text("id,first_name,last_name\njdoe,Jane,Doe\n../../evil,Eve,Il\n", encoding="utf-8")
+    folder = tmp_path / "downloads"
+    (folder / "jdoe").mkdir(parents=True)
+    (folder / "jdoe" / NOTEBOOK).write_bytes(notebook_bytes(course, "jane"))
+    before = snapshot(course)
+    assert collect(course, folder, "--roster", str(roster)) == 2
+    err = capsys.readouterr().err
+    assert "'../../evil' (Eve Il) cannot be a student id: nbgrader makes it a folder name" in err
+    assert snapshot(course) == before and "Traceback" not in err
+
+
+def test_two_moodle_participants_of_one_full_name_are_set_aside_and_the_class_collected(course, tmp_path, capsys):
+    folder = tmp_path / "moodle"
+    for name, mark in (("Jane Doe_881_assignsubmission_file_", "jane"), ("Jane Doe_883_assignsubmission_file_", "copy"),
+                       ("Min Lee_882_assignsubmission_file_", "min")):
+        (folder / name).mkdir(parents=True)
+        (folder / name / NOTEBOOK).write_bytes(notebook_bytes(course, mark))
+    assert collect(course, folder) == 1
+    out = capsys.readouterr().out
+    assert {s: marker(d) for s, d in submitted(course).items()} == {"min_lee": "min"}
+    assert "jane_doe: files from 2 places map to this student: moodle participant 881 in Jane Doe_881" in out
