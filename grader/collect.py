@@ -32,7 +32,8 @@ from .course import KIT_DIR, Course, ensure_nbgrader_tools_on_path
 from .errors import EnvironmentFault, UsageError
 from .faults import describe
 from .download_files import read_download
-from .download_plan import CollectLedger, CollectOutcome, plan_collect
+from .collect_ledger import CollectLedger
+from .download_plan import CollectOutcome, plan_collect
 from .lms_names import examples
 from .roster import RosterStudent, read_roster, record_in_gradebook, save_roster
 

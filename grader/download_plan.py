@@ -24,12 +24,11 @@ marked pending while it is written, so a collect that was killed halfway is resu
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from .course import KIT_DIR, Course
+from .collect_ledger import CollectLedger
+from .course import Course
 from .download_files import DownloadedFile
 from .lms_names import MOODLE_FOLDER, STUDENT_ID, DownloadName, flat_lms, mapped_id, nfc, parse_flat, parse_folder
 from .roster import RosterStudent, name_key
@@ -146,19 +145,20 @@ class _Resolver:
             return self._without_roster(named)
         if named.lms == "canvas":
             found = self.by_lms_id.get(named.lms_user_id)
-            return _Claim(found, True) if found else f"Canvas user {named.lms_user_id} ({named.name}) is not in the roster"
+            return _Claim(found, True) if found else (f"Canvas user {named.lms_user_id} ({named.name}) is not in the "
+                                                      "roster; add them to it to collect this file")
         if named.lms == "moodle":
             matches = self.by_name.get(name_key(named.name), [])
             if len(matches) == 1:
                 return _Claim(matches[0], False)
             return (f"Moodle's full name {named.name!r} " + ("matches several students in the roster; collect this file "
-                    "by hand" if matches else "is not in the roster"))
+                    "by hand" if matches else "is not in the roster; add them to it to collect this file"))
         if found := self.by_id.get(named.name):
             return _Claim(found, True)
         folded = self.by_fold.get(named.name.casefold(), [])
         if len(folded) == 1:
             return _Claim(folded[0], False, f"{named.name!r} -> {folded[0].id}")
-        return f"{named.name!r} is not a student id in the roster"
+        return f"{named.name!r} is not a student id in the roster; add them to it to collect this file"
 
     def _without_roster(self, named: DownloadName) -> _Claim | str:
         if named.lms == "canvas":
@@ -315,74 +315,3 @@ def _say_case_only_differences(course: Course, assignment: str, outcome: Collect
         if len(group) > 1 and set(group) & set(outcome.collected):
             outcome.notes.append(f"{', '.join(group)} differ only in case, accents or punctuation: they are collected "
                                  "as different students; if they are one, remove the wrong folder from submitted/")
-
-
-# ---- what earlier collects took ------------------------------------------------------------------------
-def _digests(files: dict[str, bytes]) -> dict[str, str]:
-    return {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items()) if name.endswith(".ipynb")}
-
-
-class CollectLedger:
-    """What each ``collect --from`` took, per student: origin, time, attempt, notebooks' digests;
-    ``pending`` while nbgrader writes it (a killed collect leaves it pending)."""
-
-    def __init__(self, course: Course, assignment: str):
-        self.course, self.assignment = course, assignment
-        self.path = course.path(KIT_DIR, "collected", f"{assignment}.json")
-        try:
-            self.entries = json.loads(self.path.read_text(encoding="utf-8")) if self.path.is_file() else {}
-        except (OSError, ValueError):
-            self.entries = {}
-
-    @staticmethod
-    def record(submission: Submission) -> dict:
-        return {"origin": submission.origin, "timestamp": submission.timestamp, "attempt": submission.attempt,
-                "files": _digests(submission.files)}
-
-    def _in_submitted(self, student: str) -> tuple[dict[str, str], str]:
-        folder = self.course.path("submitted", student, self.assignment)
-        files = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()} if folder.is_dir() else {}
-        stamp = files.pop("timestamp.txt", b"").decode("utf-8", "replace").strip()[:19]
-        return _digests(files), stamp
-
-    def against_submitted(self, submission: Submission) -> str:
-        """``new``, ``same``, ``newer``, ``older: <why>`` or a conflict's reason, for ``submission``
-        against what ``submitted/`` holds of that student."""
-        now, stamp = self._in_submitted(submission.student)
-        planned = self.record(submission)
-        if not now or now == planned["files"]:
-            return "new" if not now else "same"
-        entry = self.entries.get(submission.student, {})
-        pending, done = entry.get("pending"), entry.get("collected")
-        if pending and pending["files"] == planned["files"]:
-            return "newer"  # this same download, whose collect was cut short while writing it
-        earlier = next((r for r in (done, pending) if r and r["files"] == now), None)
-        if earlier is None:  # not left by a collect of a download: the exchange, by hand, an older kit
-            earlier = {"origin": None, "timestamp": stamp, "attempt": None}
-        elif earlier["origin"] != planned["origin"]:
-            return (f"submitted/ holds a notebook collected from {earlier['origin']}, and this download's is from "
-                    f"{planned['origin']}; the earlier is kept: remove submitted/{submission.student}/{self.assignment} "
-                    "to take this one")
-        for key, what in (("timestamp", "time"), ("attempt", "upload number")):
-            new, old = planned[key], earlier[key]
-            if new and old and new != old:
-                return "newer" if new > old else f"older: an older attempt ({what} {new}, submitted/ has {old})"
-        return (f"submitted/ already holds another notebook of this student, and nothing the LMS wrote says which "
-                f"is newer; the earlier is kept: remove submitted/{submission.student}/{self.assignment} to take this one")
-
-    def write(self, pending: dict[str, Submission], collected: dict[str, Submission]) -> None:
-        """Mark ``pending`` as being written, and ``collected`` as taken whole."""
-        from .report import write_whole
-
-        for student, submission in pending.items():
-            self.entries.setdefault(student, {})["pending"] = self.record(submission)
-        for student, submission in collected.items():
-            self.entries[student] = {"collected": self.record(submission)}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        write_whole(self.path, json.dumps(self.entries, indent=1, ensure_ascii=False))
-
-    def clear_pending(self, students) -> None:
-        """Forget what was being written for ``students`` (not collected after all: their earlier stays)."""
-        for student in students:
-            self.entries.get(student, {}).pop("pending", None)
-        self.write({}, {})

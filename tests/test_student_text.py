@@ -11,6 +11,7 @@ terminal gets no control character, no page runs her markup, no spreadsheet cell
 from __future__ import annotations
 
 import csv
+import os
 import io
 import re
 import zipfile
@@ -21,7 +22,7 @@ import pytest
 
 from course_snapshots import ASSIGNMENT, copy_course, make_course
 from grader.cli import main as kitgrade
-from grader.student_text import (CONTENT_SECURITY_POLICY, MATHJAX, clean_html, for_spreadsheet, for_terminal,
+from grader.student_text import (CONTENT_SECURITY_POLICY, CSP_META, MATHJAX, clean_html, for_spreadsheet, for_terminal,
                                  for_terminal_lines)
 
 pytestmark = pytest.mark.timeout(600)
@@ -169,3 +170,44 @@ def test_cleaned_markup_keeps_what_teaches_and_drops_what_runs():
     assert "<script" not in cleaned and "onerror" not in cleaned and "<iframe" not in cleaned and "<style" not in cleaned
     assert "javascript" not in cleaned and "https://evil" not in cleaned and 'src="data:image/png;base64,AAAA"' in cleaned
 
+
+
+def test_the_feedback_pages_policy_stops_a_script_the_cleaning_missed_in_chromium(done, tmp_path):
+    """The Content-Security-Policy is a second wall: a script put into her page by hand (as if the
+    cleaning had missed it) does not run in a real browser, and the page still shows."""
+    from browser_support import CHROMIUM_ARGS, IN_CI, find_chromium
+
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if IN_CI:
+            raise
+        pytest.skip("Playwright is not installed (pip install -e '.[test]')")
+    course, _ = done
+    page_text = (course / "feedback" / "mallory" / ASSIGNMENT / NOTEBOOK.replace(".ipynb", ".html")).read_text()
+    missed = "<script>document.title = 'pwned'</script><img src=x onerror=\"document.title = 'pwned'\">"
+    pages = {}
+    for name, text in (("with", page_text), ("without", page_text.replace(CSP_META, ""))):
+        pages[name] = tmp_path / f"{name}.html"
+        pages[name].write_text(text.replace("<b>bold</b>", "<b>bold</b>" + missed, 1), encoding="utf-8")
+    with sync_playwright() as playwright:
+        executable = find_chromium()
+        if executable is None and not os.path.exists(playwright.chromium.executable_path) and not IN_CI:
+            pytest.skip("no Chromium found (apt-get install chromium, or set KIT_CHROMIUM=/path/to/chrome)")
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            titles, violations = {}, []
+            for name, path in pages.items():
+                page = browser.new_page()
+                page.route("**/*", lambda route: route.abort() if not route.request.url.startswith("file:")
+                           else route.continue_())  # no network: MathJax's CDN is not reached
+                page.on("console", lambda message: violations.append(message.text))
+                page.goto(path.as_uri())
+                page.wait_for_timeout(300)
+                titles[name] = page.title()
+                assert page.locator("b", has_text="bold").count() >= 1
+            assert titles["without"] == "pwned"  # the check sees a script that runs ...
+            assert titles["with"] != "pwned"  # ... and the policy stops it
+            assert any("Content Security Policy" in text for text in violations), violations
+        finally:
+            browser.close()
