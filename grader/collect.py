@@ -133,7 +133,7 @@ def collect_from_downloads(course: Course, assignment: str, source: Path, roster
     students = read_roster(roster) if roster is not None else None
     files, left_out = read_download(source)
     outcome = CollectOutcome(assignment, left_out=left_out)
-    plan_collect(course, assignment, files, students, outcome, _canvas_users(course))
+    plan_collect(course, assignment, files, students, outcome=outcome, known_canvas_users=_canvas_users(course))
     if not outcome.collected and not outcome.conflicts:
         taken = [p for p, why in outcome.left_out if "the newer one in submitted/ is kept" in why]
         if not taken:

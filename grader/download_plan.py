@@ -196,7 +196,7 @@ def _canvas_ids(names: dict[str, str], known: dict[str, str]) -> dict[str, tuple
 
 
 # ---- the plan ----------------------------------------------------------------------------------------
-def plan_collect(course: Course, assignment: str, files: list[DownloadedFile], roster: list[RosterStudent] | None,
+def plan_collect(course: Course, assignment: str, files: list[DownloadedFile], roster: list[RosterStudent] | None, *,
                  outcome: CollectOutcome, known_canvas_users: dict[str, str]) -> None:
     """Map every downloaded file to a student (or to why not); see the module's docstring."""
     sections = _sections(files)
