@@ -202,7 +202,13 @@ def plan_collect(course: Course, assignment: str, files: list[DownloadedFile], r
     sections = _sections(files)
     lms = flat_lms([f.path for f in files if "/" not in f.path])
     identified = [(entry, _identify(entry, sections, lms)) for entry in files]
-    canvas = {n.lms_user_id: n.name for _, n in identified if isinstance(n, DownloadName) and n.lms == "canvas"}
+    spellings: dict[str, set[str]] = {}
+    for _, named in identified:
+        if isinstance(named, DownloadName) and named.lms == "canvas":
+            spellings.setdefault(named.lms_user_id, set()).add(named.name)
+    canvas = {user: min(names) for user, names in spellings.items()}
+    outcome.notes += [f"Canvas user {user} appears under {len(names)} names ({', '.join(sorted(names))}): one student, "
+                      "known by the user id" for user, names in sorted(spellings.items()) if len(names) > 1]
     resolver = _Resolver(roster, canvas, known_canvas_users)
     by_student: dict[str, list[tuple[DownloadedFile, DownloadName, _Claim]]] = {}
     for entry, named in identified:
