@@ -92,9 +92,9 @@ class CollectOutcome:
 
 # ---- where each file is, and what its name says --------------------------------------------------
 def _sections(files: list[DownloadedFile]) -> bool:
-    """Whether the download is ``<section>/<student>/<file>``: no top folder holds a file of its own
+    """Whether the download is ``<section>/<student>/<file>``: no top folder holds a notebook of its own
     (else a deeper folder is inside a student's folder, and the student named it, not the LMS)."""
-    depths = [len(PurePosixPath(f.path).parts) for f in files]
+    depths = [len(PurePosixPath(f.path).parts) for f in files if f.path.endswith(".ipynb")]
     return bool(depths) and min(depths) >= 3
 
 
@@ -111,7 +111,7 @@ def _identify(entry: DownloadedFile, sections: bool, lms: str | None) -> Downloa
     if len(parts) == 3 and sections and not MOODLE_FOLDER.match(nfc(parts[0])):
         return parse_folder(parts[1], parts[2])
     return (f"inside a sub-folder of {parts[0]!r}; only <student>/<file> is read (and <section>/<student>/<file> "
-            "when no top folder holds a file)")
+            "when no top folder holds a notebook)")
 
 
 @dataclass

@@ -22,7 +22,7 @@ download's, and each file is read with that pattern alone.
   ``<assignment>_<username>_attempt_<YYYY-MM-DD-HH-MM-SS>_<file>``, plus a
   ``..._attempt_<date>.txt`` of submission details per attempt (read for nothing; not reported).
   The time is the attempt's: a later one replaces an earlier.
-- **Folders**: ``<student>/<file>``, or ``<section>/<student>/<file>`` when no top folder holds a file.
+- **Folders**: ``<student>/<file>``, or ``<section>/<student>/<file>`` when no top folder holds a notebook.
 
 Nothing here is a path: a name is parsed into the LMS's fields; whether those name a student is
 decided against the roster, or the strict pattern ``STUDENT_ID`` (a name that does not fit it is

@@ -227,6 +227,7 @@ def test_the_same_student_in_two_sections_is_a_conflict(course, tmp_path, capsys
         (folder / section / "jdoe" / NOTEBOOK).write_bytes(notebook_bytes(course, mark))
     (folder / "sec2" / "mlee").mkdir()
     (folder / "sec2" / "mlee" / NOTEBOOK).write_bytes(notebook_bytes(course, "min"))
+    (folder / "README.txt").write_text("sections 1 and 2")  # a file of the instructor's beside the sections
     assert collect(course, folder) == 1
     out = capsys.readouterr().out
     assert list(submitted(course)) == ["mlee"]
