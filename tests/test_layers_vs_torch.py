@@ -92,6 +92,10 @@ CONV_ERRORS = [
     lambda m: m.nn.functional.conv2d(m.ones(1, 1, 5, 5), m.ones(2, 1, 3, 3), m.ones(3)),
     lambda m: m.nn.functional.conv2d(m.ones(1, 1, 5, 5), m.ones(2, 1, 3, 3), stride=0),
     lambda m: m.nn.functional.conv2d(m.ones(1, 1, 5, 5), m.ones(2, 1, 3, 3), padding=-1),
+    lambda m: m.nn.functional.conv2d(m.ones(1, 1, 5, 5), m.ones(2, 1, 3, 3), dilation=0),
+    lambda m: m.nn.functional.conv2d(m.ones(1, 1, 5, 5), m.ones(1, 1, 3, 3), padding="same", stride=2),
+    lambda m: m.nn.functional.conv2d(m.ones(1, 1, 5, 5), m.ones(1, 1, 3, 3), padding="full"),
+    lambda m: m.nn.functional.conv2d(m.ones(0, 1, 5, 5), m.ones(1, 1, 3, 3)).shape,
 ]
 
 
@@ -162,6 +166,13 @@ POOL_ERRORS = [
     lambda m: m.nn.functional.avg_pool2d(m.ones(8, 8), 2),
     lambda m: m.nn.functional.adaptive_avg_pool2d(m.ones(4), 1),
     lambda m: m.nn.functional.adaptive_avg_pool2d(m.ones(1, 1, 4, 4), (2, 2, 2)),
+    lambda m: m.nn.functional.max_pool2d(m.ones(1, 0, 4, 4), 2),
+    lambda m: m.nn.functional.max_pool2d(m.ones(0, 4, 4), 2),
+    lambda m: m.nn.functional.avg_pool2d(m.ones(1, 0, 4, 4), 2),
+    lambda m: m.nn.functional.avg_pool2d(m.ones(4, 4, 4, 4, 4), 2),
+    lambda m: m.nn.functional.max_pool2d(m.ones(0, 1, 4, 4), 2).shape,
+    lambda m: m.nn.functional.avg_pool2d(m.ones(0, 1, 4, 4), 2).shape,
+    lambda m: m.nn.functional.adaptive_avg_pool2d(m.ones(0, 1, 4, 4), 2).shape,
 ]
 
 
@@ -196,6 +207,7 @@ def test_dropout_in_place_and_errors():
     draws_alike(program)
     same(lambda m: m.nn.Dropout(-0.1))
     same(lambda m: m.nn.functional.dropout(m.ones(3), 1.5))
+    draws_alike(lambda m: [m.nn.functional.dropout(m.ones(3, dtype=m.long), 0.5), m.rand(2)])
 
 
 def test_a_lenet_trains_as_pytorchs():

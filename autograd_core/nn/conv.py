@@ -179,7 +179,7 @@ def _check_positive(stride, padding, dilation):
     if any(p < 0 for p in padding):
         raise RuntimeError("negative padding is not supported")
     if any(d <= 0 for d in dilation):
-        raise RuntimeError("dilation should be greater than zero")
+        raise RuntimeError(f"dilation should be greater than zero, but got {_sizes(dilation)}")
 
 
 def _same_pads(kernel, dilation):
@@ -203,6 +203,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if input.ndim == 3:  # one image: a batch of one, and PyTorch's SqueezeBackward1 on the way out
         return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
     if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise RuntimeError(f"Invalid padding string: {padding!r}")
         if padding == "valid":
             pads = (0, 0, 0, 0)
         else:

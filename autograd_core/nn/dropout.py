@@ -31,6 +31,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
         noise = Tensor._make(np.zeros((), input._data.dtype))
     else:
         mask = random.fill_bernoulli(np.empty_like(input._data), 1 - p)
+        if input._data.dtype.kind != "f":  # PyTorch draws the mask, then cannot divide it in place
+            raise RuntimeError(f"result type Float can't be cast to the desired output type {input.dtype.legacy_name[:-6]}")
         keep = np.asarray(1 - p).astype(input._data.dtype)  # (1 - p) as the dtype, as PyTorch's div_ takes it
         noise = Tensor._make(mask / keep)
     return input.mul_(noise) if inplace else input * noise

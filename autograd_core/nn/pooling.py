@@ -13,15 +13,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..function import Op
-from .conv import _pair, add_windows, out_size, windows
+from .conv import _pair, _sizes, add_windows, windows
 from .module import Module
 
 
 def _pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode):
     """Check a pooling's arguments as PyTorch does; return kernel, stride, pads (top, bottom,
     left, right: ceil mode pads the end so the last, partial window fits) and output size."""
-    if input.ndim not in (3, 4) or input.numel() == 0 and input.ndim != 4:
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    if input.ndim not in (3, 4) or 0 in input.shape[-3:]:
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                           f"got:{_sizes(input.shape)}")
     kernel = _pair(kernel_size)
     stride = kernel if stride is None or stride == [] or stride == () else _pair(stride)
     padding, dilation = _pair(padding), _pair(dilation)
@@ -55,7 +56,7 @@ def _largest(x, kernel, stride, pads, dilation, out_hw):
     """The largest number of each window, and where it was (flat, in its unpadded H*W plane)."""
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     view = windows(x, kernel, stride, pads, dilation, out_hw, fill)  # (..., Ho, Wo, kh, kw)
-    flat = view.reshape(*view.shape[:-2], -1)
+    flat = view.reshape(*view.shape[:-2], kernel[0] * kernel[1])
     pick = flat.argmax(-1)  # the first largest, as PyTorch keeps the first (only a greater one replaces it)
     out = np.take_along_axis(flat, pick[..., None], -1)[..., 0]
     rows = np.arange(out_hw[0])[:, None] * stride[0] - pads[0] + (pick // kernel[1]) * dilation[0]
@@ -99,6 +100,8 @@ class MaxPool2DWithIndicesBackwardBackward0(Op):
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """The largest number of each ``kernel_size`` window (moved by ``stride``, default the kernel)."""
+    if input.ndim not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     kernel, stride, pads, _, dilation, out_hw = _pool_geometry(input, kernel_size, stride, padding, dilation,
                                                                ceil_mode)
     largest = _largest(input._data, kernel, stride, pads, dilation, out_hw)
