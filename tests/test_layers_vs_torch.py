@@ -79,6 +79,19 @@ def test_conv2d_initial_weights_are_pytorchs_bits():
                            for p in layer.parameters()])
 
 
+def test_lazy_conv2d_takes_its_channels_from_the_first_input():
+    def program(m):
+        conv = m.nn.LazyConv2d(6, kernel_size=5, padding=2)
+        grouped = m.nn.LazyConv2d(4, 3, groups=2, bias=False)
+        before = repr(conv), repr(grouped), repr(conv.weight)
+        y = conv(m.ones(2, 3, 8, 8))
+        grouped(m.ones(4, 5, 5))
+        return before, repr(conv), type(conv).__name__, y.shape, conv.weight.detach(), conv.bias.detach(), grouped.weight.detach()
+
+    draws_alike(program)
+    same(lambda m: m.nn.LazyConv2d(6, 3)(m.ones(3, 8)))
+
+
 CONV_ERRORS = [
     lambda m: m.nn.Conv2d(1, 6, 5)(m.ones(2, 3, 28, 28)),
     lambda m: m.nn.Conv2d(1, 6, 5)(m.ones(64, 784)),

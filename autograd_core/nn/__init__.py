@@ -5,7 +5,7 @@
     module.py      Module: parameters(), zero_grad(), train()/eval(), state_dict(), printing
     container.py   Sequential
     layers.py      Linear, LazyLinear, ReLU, Sigmoid, Tanh, Softmax, Flatten, Identity
-    conv.py        Conv2d, F.conv2d, F.unfold/F.fold (im2col: a convolution as a matrix product)
+    conv.py        Conv2d, LazyConv2d, F.conv2d, F.unfold/F.fold (im2col: a convolution as a matrix product)
     pooling.py     MaxPool2d, AvgPool2d, AdaptiveAvgPool2d and their functions
     dropout.py     Dropout, F.dropout (PyTorch's masks)
     lazy.py        LazyModuleMixin: a module that takes its parameters' shapes from its first input
@@ -17,7 +17,7 @@
 """
 from . import functional, init
 from .container import Sequential
-from .conv import Conv2d
+from .conv import Conv2d, LazyConv2d
 from .dropout import Dropout
 from .layers import Flatten, Identity, LazyLinear, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss

@@ -17,11 +17,12 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .. import creation
+from .. import creation, grad_mode
 from ..function import Op
 from . import init
+from .lazy import LazyModuleMixin
 from .module import Module
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedParameter
 
 
 def _pair(x):
@@ -297,3 +298,40 @@ class Conv2d(Module):
             s += f", padding_mode={self.padding_mode}"
         return s
 
+
+
+class LazyConv2d(LazyModuleMixin, Conv2d):
+    """``Conv2d`` whose ``in_channels`` is read from its first input (d2l's LeNet is built of these).
+
+    Prints as ``LazyConv2d(0, 6, kernel_size=(5, 5), ...)`` until then; its first call gives the
+    weight (out_channels, in_channels/groups, kh, kw) and the bias their shapes, initializes them
+    as ``Conv2d`` does, and the module becomes a ``Conv2d``.
+    """
+
+    cls_to_become = Conv2d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if self.has_uninitialized_params():
+            if input.ndim not in (3, 4):
+                raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to {type(self).__name__}, but got "
+                                   f"input of size: {input.shape}")
+            with grad_mode.no_grad():
+                self.in_channels = input.shape[1] if input.ndim == 4 else input.shape[0]
+                if self.in_channels % self.groups != 0:
+                    raise ValueError("in_channels must be divisible by groups")
+                self.weight.materialize((self.out_channels, self.in_channels // self.groups, *self.kernel_size))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_channels,))
+                self.reset_parameters()
