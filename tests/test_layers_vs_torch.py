@@ -76,7 +76,9 @@ def test_unfold_and_fold_are_each_others_gradient():
 def test_conv2d_initial_weights_are_pytorchs_bits():
     draws_alike(lambda m: [p.detach() for layer in (m.nn.Conv2d(1, 6, 5), m.nn.Conv2d(6, 16, (3, 5), groups=2),
                                                     m.nn.Conv2d(3, 4, 1, bias=False))
-                           for p in layer.parameters()])
+                           for p in layer.parameters()]
+                + [m.nn.init.xavier_uniform_(m.nn.Conv2d(6, 16, 5).weight).detach(),  # d2l's init_cnn
+                   m.nn.init.kaiming_normal_(m.nn.Conv2d(3, 8, 3).weight, nonlinearity="relu").detach()])
 
 
 def test_lazy_conv2d_takes_its_channels_from_the_first_input():
