@@ -206,6 +206,7 @@ def test_dropout_masks_are_pytorchs_bit_for_bit(p):
         y = drop(x)
         y.sum().backward()
         out = [y, x.grad, m.nn.functional.dropout(m.ones(7, 3, dtype=m.float64).t(), p),
+               m.nn.functional.dropout(m.ones(64, 120, dtype=m.float16), p),
                m.nn.functional.dropout(m.ones(5), p, training=False)]
         drop.eval()
         return out + [drop(x) is x, m.nn.functional.dropout(x, 0.5, training=False) is x, m.rand(3)]
