@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import heapq
 
-from . import grad_mode
+from . import _speed, grad_mode
 from .broadcast import sum_to_shape
 from .graph import AccumulateGrad
 
@@ -64,6 +64,13 @@ def walk(roots, grads, run, retain_graph, create_graph):
         _add_to_buffer(buffers, node, nr, g)
     ready = ReadyQueue(node for node, _ in roots if not deps.get(node))
     with grad_mode.set_grad_enabled(create_graph):
+        if run is run_node and _speed.enabled:  # the same walk, with this loop's steps written out
+            def plain_step(node, grad_outputs):  # the loop body below, for the nodes the shortcut leaves to it
+                if node._pre_hooks:
+                    grad_outputs = _run_pre_hooks(node, grad_outputs)
+                _send(node, run(node, grad_outputs, retain_graph, create_graph), buffers, deps, ready)
+            _speed.walk(ready.heap, buffers, deps, retain_graph, fit_gradients, plain_step, AccumulateGrad)
+            return
         while ready.heap:
             node = ready.pop()
             grad_outputs = buffers.pop(node, None) or [None]
@@ -192,7 +199,11 @@ def _call_backward(node, grad_outputs):
             break
     else:  # nothing arrived: nothing flows on
         return (None,) * len(node._next_nodes)
-    result = type(node).backward(node, *grad_outputs)
+    return fit_gradients(node, type(node).backward(node, *grad_outputs))
+
+
+def fit_gradients(node, result):
+    """What a backward formula returned, as one gradient per input, each of its input's shape."""
     if type(result) is not tuple:
         result = (result,)
     if len(result) != len(node._next_nodes):
