@@ -173,7 +173,8 @@ def _audited_show(*args, **kwargs):
                     x, y = ax.transData.transform(line.get_xydata()).T
                     covered += int(((x > box.x0) & (x < box.x1) & (y > box.y0) & (y < box.y1)).sum())
             _audited_figures.append({"xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "title": ax.get_title(),
-                                     "legend": legend is not None, "points under the legend": covered})
+                                     "legend": legend is not None, "points under the legend": covered,
+                                     "legend texts": [t.get_text() for t in legend.get_texts()] if legend else []})
     return _audit_show(*args, **kwargs)
 
 _audit_plt.show = _audited_show
@@ -340,8 +341,10 @@ def test_chinese_notebook_has_its_own_prose(lesson):
 
 
 # Terms a Chinese course uses, and the literal renderings it does not (the course's glossary).
+# The text speaks to the learner (你, 我们), never of "the user"; "epoch" is 迭代周期, as in d2l-zh.
 CHINESE_TERMS = {"要求梯度": "需要梯度", "梯度会累积": "梯度累加", "倒着走": "反向传播", "走两遍": "两次反向传播",
-                 "再走一遍": "再次反向传播", "没有来历": "不是运算的结果"}
+                 "再走一遍": "再次反向传播", "没有来历": "不是运算的结果", "用户": "你", "轮次": "迭代周期",
+                 "轮数": "迭代周期数"}
 # Claims the course has corrected once and must not make again (lesson 9's model is linear in
 # its features [t, sin 3t]; its fit, plotted against t, is a curve). d2l's two editions number
 # the chapter's exercises differently from the fourth on (Chinese: 4 redesign the control flow,
@@ -359,6 +362,28 @@ def test_chinese_uses_the_course_terms_and_no_corrected_claim_returns(lesson):
         found = [f"{literal!r} (write {term!r})" for literal, term in CHINESE_TERMS.items() if literal in text] if lang == "zh" else []
         found += [claim for claim in WRONG_CLAIMS[lang] if re.search(claim, text, re.I)]
         assert not found, f"{lang}/{lesson}: " + ", ".join(found)
+
+
+# A pointer to a section by its name: section "..." (en), “...”一节 (zh).
+SECTION_POINTERS = {"en": r'section\s+"([^"]+)"', "zh": r"“([^”]+)”\s*一节"}
+
+
+def headings(lang, lesson):
+    return {line.lstrip("#").strip() for cell in read(lang, lesson).cells if cell.cell_type == "markdown"
+            for line in cell.source.splitlines() if line.startswith("#")}
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_pointer_to_a_section_names_a_heading_of_that_language(lesson):
+    for lang in LANGUAGES:
+        text = "\n".join(c.source for c in read(lang, lesson).cells if c.cell_type == "markdown")
+        names = {re.sub(r"\s+", " ", n) for n in re.findall(SECTION_POINTERS[lang], text)}
+        assert names <= headings(lang, lesson), f"{lang}/{lesson}: no heading {sorted(names - headings(lang, lesson))}"
+
+
+def test_the_section_pointer_check_sees_a_name_only_the_other_language_has():
+    assert re.findall(SECTION_POINTERS["zh"], "上面“Lesson 6: keeping the graph”一节") == ["Lesson 6: keeping the graph"]
+    assert "Lesson 6: keeping the graph" not in headings("zh", "08_under_the_hood")
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -460,6 +485,10 @@ def test_every_plot_has_labelled_axes_a_title_and_a_legend_off_its_curves(kit_ru
         assert plot["points under the legend"] == 0, plot
         if lang == "zh":
             assert re.search(r"[\u4e00-\u9fff]", plot["title"] + plot["ylabel"]), f"not in Chinese: {plot}"
+            # a label with English words in it (not a formula such as "sin(x)" or "t") is in Chinese too
+            for label in [plot["xlabel"], plot["ylabel"], plot["title"], *plot["legend texts"]]:
+                if re.search(r"\b(?!(?:sin|cos|exp|log|relu|abs)\b)[A-Za-z]{3,}\b", re.sub(r"\$[^$]*\$", "", label)):
+                    assert re.search(r"[\u4e00-\u9fff]", label), f"an English label in the Chinese notebook: {label!r}"
     assert len(plots) >= IMAGES.get(lesson, 0) - (4 if lesson == "08_under_the_hood" else 0) - (lesson < "03")
 
 
