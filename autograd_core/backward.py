@@ -28,7 +28,7 @@ import heapq
 
 from . import grad_mode
 from .broadcast import sum_to_shape
-from .graph import AccumulateGrad
+from .graph import _LEAVES_FIRST, AccumulateGrad
 
 
 def run_backward(roots, grads, retain_graph=False, create_graph=False):
@@ -164,7 +164,9 @@ def _run_post_hooks(node, grad_inputs, grad_outputs):
 class ReadyQueue:
     """Nodes whose gradient is complete, in PyTorch's order: leaves (``AccumulateGrad``)
     first, so ``.grad`` is filled as soon as possible; then the most recently created node.
-    Every node has its own place in that order (``_seq``), so there are no ties."""
+    All leaves rank the same, as in PyTorch (their sequence number is the largest there
+    is): several ready leaves come out in the order the binary heap gives them, and
+    ``heapq`` moves equal entries exactly as the C++ ``std::priority_queue`` does."""
 
     def __init__(self, nodes=()):
         self.heap = []
@@ -172,10 +174,23 @@ class ReadyQueue:
             self.push(node)
 
     def push(self, node):
-        heapq.heappush(self.heap, (-node._seq, node))
+        heapq.heappush(self.heap, _Ready(node))
 
     def pop(self):
-        return heapq.heappop(self.heap)[1]
+        return heapq.heappop(self.heap).node
+
+
+class _Ready:
+    """A heap entry that compares by rank only (never by node), so leaves tie."""
+
+    __slots__ = ("rank", "node")
+
+    def __init__(self, node):
+        self.node = node
+        self.rank = _LEAVES_FIRST if type(node) is AccumulateGrad else node._seq
+
+    def __lt__(self, other):  # heapq pops the smallest: the highest rank first
+        return self.rank > other.rank
 
 
 def _add_to_buffer(buffers, node, nr, grad):
