@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import heapq
 
+import numpy as np
+
 from . import grad_mode
 from .broadcast import sum_to_shape
 from .graph import _LEAVES_FIRST, AccumulateGrad
@@ -63,7 +65,8 @@ def walk(roots, grads, run, retain_graph, create_graph):
     for (node, nr), g in zip(roots, grads):
         _add_to_buffer(buffers, node, nr, g)
     ready = ReadyQueue(node for node, _ in roots if not deps.get(node))
-    with grad_mode.set_grad_enabled(create_graph):
+    # PyTorch computes inf and nan in a backward formula silently (sqrt's at 0, say): so does NumPy here
+    with grad_mode.set_grad_enabled(create_graph), np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         while ready.heap:
             node = ready.pop()
             grad_outputs = buffers.pop(node, None) or [None]

@@ -59,6 +59,22 @@ def test_inference_mode_as_a_decorator_and_switched_off():
     same(program)
 
 
+# -- kinks -------------------------------------------------------------------------------------
+
+
+def test_gradients_at_a_kink_are_pytorchs_and_a_nan_in_backward_warns_of_nothing():
+    def program(m):
+        a = m.tensor([-1.0, 0.0, 1.0], requires_grad=True)
+        grads = []
+        for f in (m.abs, m.relu, lambda t: m.sqrt(t * t), lambda t: t.clamp(min=0), lambda t: m.maximum(t, m.zeros(3))):
+            a.grad = None
+            f(a).sum().backward()
+            grads.append(a.grad)
+        return grads
+
+    same(program)
+
+
 # -- module hooks -----------------------------------------------------------------------------
 
 
