@@ -177,23 +177,31 @@ class ReadyQueue:
             self.push(node)
 
     def push(self, node):
-        heapq.heappush(self.heap, _Ready(node))
+        if type(node) is AccumulateGrad:
+            heapq.heappush(self.heap, (_LEAF_RANK, _Tied(node)))
+        else:  # op nodes never tie: each has its own place in creation order
+            heapq.heappush(self.heap, (-node._seq, node))
 
     def pop(self):
-        return heapq.heappop(self.heap).node
+        node = heapq.heappop(self.heap)[1]
+        return node.node if type(node) is _Tied else node
 
 
-class _Ready:
-    """A heap entry that compares by rank only (never by node), so leaves tie."""
+_LEAF_RANK = -_LEAVES_FIRST  # below every op node's -_seq: leaves come out first
 
-    __slots__ = ("rank", "node")
+
+class _Tied:
+    """A leaf in the heap: equal to every other leaf, so that their entries tie."""
+
+    __slots__ = ("node",)
 
     def __init__(self, node):
         self.node = node
-        self.rank = _LEAVES_FIRST if type(node) is AccumulateGrad else node._seq
 
-    def __lt__(self, other):  # heapq pops the smallest: the highest rank first
-        return self.rank > other.rank
+    def __eq__(self, other):
+        return True
+
+    __hash__ = None
 
 
 def _add_to_buffer(buffers, node, nr, grad):
