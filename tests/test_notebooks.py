@@ -414,6 +414,21 @@ def test_the_section_pointer_check_sees_a_name_only_the_other_language_has():
     assert "Lesson 6: keeping the graph" not in headings("zh", "08_under_the_hood")
 
 
+def test_lesson_8_quotes_and_names_what_is_in_the_engines_backward_py():
+    import textwrap
+
+    import autograd_core.backward as engine_backward
+
+    for lang in LANGUAGES:
+        [cell] = [c.source for c in read(lang, "08_under_the_hood").cells
+                  if c.cell_type == "markdown" and "`autograd_core/backward.py`" in c.source.split("\n")[0]]
+        [quoted] = re.findall(r"^```python\n(.*?)^```", cell, re.S | re.M)
+        assert textwrap.indent(quoted, "    ") in engine_backward.__doc__, f"{lang}: not the walk of backward.py's docstring"
+        cited = {"walk", "count_dependencies", "_send", "_add_to_buffer", "ReadyQueue"}
+        assert cited <= set(re.findall(r"`(\w+)`", cell)), f"{lang}: lesson 8 no longer cites {cited}"
+        assert all(hasattr(engine_backward, name) for name in cited), [n for n in cited if not hasattr(engine_backward, n)]
+
+
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_first_code_cell_chooses_the_engine_on_one_marked_line(lesson):
     for lang in LANGUAGES:
