@@ -430,6 +430,19 @@ def test_lesson_8_quotes_and_names_what_is_in_the_engines_backward_py():
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
+def test_the_engine_files_and_functions_a_lesson_cites_exist(lesson):
+    import importlib
+
+    for lang in LANGUAGES:
+        prose = "\n".join(c.source for c in read(lang, lesson).cells if c.cell_type == "markdown")
+        # "`sum_to_shape` in `autograd_core/broadcast.py`": the file, and the function in it
+        for name, path in re.findall(r"(?:`(\w+)`[^`\n]{0,12})?`(autograd_core/[\w/]+)\.py`", prose):
+            assert (ROOT / f"{path}.py").is_file(), f"{lang}/{lesson}: no {path}.py"
+            if name:
+                assert hasattr(importlib.import_module(path.replace("/", ".")), name), f"{lang}/{lesson}: no {name} in {path}.py"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
 def test_first_code_cell_chooses_the_engine_on_one_marked_line(lesson):
     for lang in LANGUAGES:
         cells = code_cells(read(lang, lesson))
