@@ -55,14 +55,15 @@ bench: setup-test
 # Microsoft YaHei); elsewhere the lessons say once which font to install. graph_explorer/fonts.py
 # finds it even when matplotlib cached its font list before it was installed.
 SUDO := $(if $(AS_ROOT),,sudo)
+FONTS_SUDO := $(if $(AS_ROOT),,sudo -n)  # never a password prompt in the middle of make lab
 fonts:
 	@if fc-list :lang=zh 2>/dev/null | grep -q .; then :; \
 	elif command -v apt-get >/dev/null 2>&1; then \
 	  echo "fonts: installing fonts-wqy-microhei (Chinese glyphs for the figures) with apt-get"; \
-	  { $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-wqy-microhei >/dev/null 2>&1 || \
-	    { $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	      $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-wqy-microhei >/dev/null; }; } || \
-	  echo "fonts: apt-get could not install fonts-wqy-microhei: Chinese figures will show empty boxes" >&2; \
+	  { $(FONTS_SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-wqy-microhei >/dev/null 2>&1 || \
+	    { $(FONTS_SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	      $(FONTS_SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-wqy-microhei >/dev/null; }; } || \
+	  echo "fonts: could not install fonts-wqy-microhei (Chinese figures will show empty boxes): sudo apt-get install fonts-wqy-microhei" >&2; \
 	elif [ "$$(uname)" = Linux ]; then \
 	  echo "fonts: no font with Chinese glyphs and no apt-get: install one (WenQuanYi Micro Hei or Noto Sans CJK SC) for the Chinese figures" >&2; \
 	fi
