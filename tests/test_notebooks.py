@@ -175,7 +175,7 @@ KEY_RESULTS = {
 }
 # How many plots (image/png outputs in the cells themselves) each lesson shows.
 IMAGES = {"01_recording_history": 1, "02_backward_and_grad": 2, "07_higher_derivatives": 3, "08_under_the_hood": 5,
-          "09_linear_regression": 1}
+          "09_linear_regression": 1, "10_modules_and_optimizers": 1}
 WIDGETS = {"05_control_flow": 1, "08_under_the_hood": 2}
 
 
