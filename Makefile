@@ -28,7 +28,7 @@ setup-test: $(VENV)/.installed $(VENV)/.torch
 # reset-lesson LESSON=08: your copy of lesson 8 back to the original. lab-check: the widget and
 # nbgrader extensions the course uses are installed and enabled (scripts/lab.py says how to fix it if not).
 AS_ROOT  := $(filter 0,$(shell id -u))
-lab: setup lab-check fonts
+lab: setup fonts lab-check
 	$(BIN)/python scripts/lab.py
 
 reset-lesson: setup
