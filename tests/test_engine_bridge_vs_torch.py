@@ -113,24 +113,32 @@ def graphs(draw):
     return leaves, steps
 
 
-def leaf_order(m, leaves, steps):
+def run_order(m, leaves, steps):
     xs = [m.tensor(float(k + 1), requires_grad=True) for k in range(leaves)]
-    order = []
-    for k, x in enumerate(xs):
-        x.register_hook(lambda g, k=k: order.append(k))
+    order, index = [], {id(x): k for k, x in enumerate(xs)}
     values = list(xs)
     for op, a, b in steps:
         u, v = values[a % len(values)], values[b % len(values)]
         values.append(u + v if op == "add" else u * v if op == "mul" else u - v if op == "sub" else m.sin(u))
     out = sum(values[leaves:], m.tensor(0.0)) + sum(xs, m.tensor(0.0))  # every leaf is reached
+    stack, seen = [out.grad_fn], {out.grad_fn}
+    while stack:  # every node reports when it runs: the whole order, not only the leaves'
+        node = stack.pop()
+        leaf = getattr(node, "variable", None)  # an AccumulateGrad: which leaf
+        name = index[id(leaf)] if leaf is not None else type(node).__name__
+        node.register_prehook(lambda grads, name=name: order.append(name))
+        for child, _ in node.next_functions:
+            if child is not None and child not in seen:
+                seen.add(child)
+                stack.append(child)
     out.backward()
     return order
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graphs())
-def test_backward_reaches_the_leaves_in_pytorchs_order(program):
-    same(lambda m: leaf_order(m, *program))
+def test_backward_runs_the_nodes_and_reaches_the_leaves_in_pytorchs_order(program):
+    same(lambda m: run_order(m, *program))
 
 
 def test_the_leaves_of_lesson_three_in_pytorchs_order():
