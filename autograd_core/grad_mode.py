@@ -76,4 +76,3 @@ class set_grad_enabled(_GradMode):
     def __call__(self, func):
         _State.enabled = self._previous  # as a decorator, only while func runs
         return super().__call__(func)
-
