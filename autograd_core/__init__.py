@@ -29,6 +29,7 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
        optim/         SGD, Adam
        random.py      manual_seed, rand, randn, randint, randperm, normal, ...: PyTorch's random numbers
     2  _speed.py      shortcuts that exist only for speed, and the switch that turns them off
+       inference_mode.py  inference_mode: no_grad, and what is made inside is an inference tensor
        saved_names.py grad_fn._saved_self, _saved_result, ...: saved values by PyTorch's names
        creation.py    tensor, ones, zeros, arange, linspace, ...
        random_generator.py  torch.Generator: PyTorch's Mersenne Twister and its state bytes
@@ -63,6 +64,7 @@ from .dtypes import (
 )
 from .default_device import get_default_device, set_default_device
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .inference_mode import inference_mode, is_inference_mode_enabled
 from .legacy import (
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
 )

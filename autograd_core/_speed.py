@@ -28,7 +28,6 @@ What is here, and who calls it:
 """
 from __future__ import annotations
 
-import heapq
 import os
 import sys
 
@@ -179,14 +178,14 @@ def shared_description(signature, describe):
 
 
 # -- the backward walk ------------------------------------------------------------------
-def walk(heap, buffers, deps, retain_graph, fit_gradients, plain_step, leaf_type):
+def walk(ready, buffers, deps, retain_graph, fit_gradients, plain_step, leaf_type):
     """The loop of ``backward.walk`` for ``x.backward()``, with ``run_node``, ``_call_backward``,
-    ``_send``, ``_add_to_buffer`` and the ready queue's methods written out for an operation's
+    ``_send`` and ``_add_to_buffer`` written out for an operation's
     node of one output, without hooks, that received its gradient; a leaf's node and any other
     node take ``plain_step`` (the plain loop's body). Same order, same sums, same frees."""
-    pop, push = heapq.heappop, heapq.heappush
+    heap, pop, push = ready.heap, ready.pop, ready.push
     while heap:
-        node = pop(heap)[1]
+        node = pop()
         grad_outputs = buffers.pop(node, None)
         if (grad_outputs is None or len(grad_outputs) != 1 or grad_outputs[0] is None or type(node) is leaf_type
                 or node._pre_hooks or node._post_hooks):
@@ -205,7 +204,7 @@ def walk(heap, buffers, deps, retain_graph, fit_gradients, plain_step, leaf_type
                 slots[nr] = g if slots[nr] is None else slots[nr] + g
             deps[child] -= 1
             if not deps[child]:
-                push(heap, (-child._seq, child))
+                push(child)
         # hold no gradient while the next node runs: a leaf may then take its gradient (may_take)
         grad_outputs = grad_inputs = g = None
 
