@@ -211,3 +211,17 @@ def test_the_feedback_pages_policy_stops_a_script_the_cleaning_missed_in_chromiu
             assert any("Content Security Policy" in text for text in violations), violations
         finally:
             browser.close()
+
+
+def test_the_progress_line_redraws_itself_and_shows_any_other_control_escaped(capsys):
+    from grader.progress import ProgressBar
+    from grader.student_text import escaped_terminal
+
+    with escaped_terminal():
+        bar = ProgressBar(2, "graded", status=lambda: f"busy: {ESCAPES}")
+        bar.advance()
+        bar.close()
+    err = capsys.readouterr().err
+    assert err.startswith("\r[") and "\x1b[K" in err  # the bar's own redraw and erase-line
+    assert "busy: \\x1b]0;pwned\\x07\\x1b[2J" in err
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]", PROGRESS.sub("", err).replace("\r", ""))
