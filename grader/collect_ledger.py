@@ -12,6 +12,12 @@ import json
 from .course import KIT_DIR, Course
 
 
+def _well_formed(record) -> bool:
+    return (isinstance(record, dict) and isinstance(record.get("origin"), str)
+            and isinstance(record.get("timestamp"), str) and isinstance(record.get("attempt"), (int, type(None)))
+            and isinstance(record.get("files"), dict))
+
+
 def _digests(files: dict[str, bytes]) -> dict[str, str]:
     return {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items()) if name.endswith(".ipynb")}
 
@@ -24,9 +30,13 @@ class CollectLedger:
         self.course, self.assignment = course, assignment
         self.path = course.path(KIT_DIR, "collected", f"{assignment}.json")
         try:
-            self.entries = json.loads(self.path.read_text(encoding="utf-8")) if self.path.is_file() else {}
+            entries = json.loads(self.path.read_text(encoding="utf-8")) if self.path.is_file() else {}
         except (OSError, ValueError):
-            self.entries = {}
+            entries = {}
+        # a record edited by hand or cut short is forgotten: the student is then judged by submitted/ alone
+        self.entries = {student: {kind: record for kind, record in entry.items() if _well_formed(record)}
+                        for student, entry in (entries.items() if isinstance(entries, dict) else ())
+                        if isinstance(entry, dict)}
 
     @staticmethod
     def record(submission) -> dict:

@@ -412,3 +412,14 @@ def test_two_moodle_participants_of_one_full_name_are_set_aside_and_the_class_co
     out = capsys.readouterr().out
     assert {s: marker(d) for s, d in submitted(course).items()} == {"min_lee": "min"}
     assert "jane_doe: files from 2 places map to this student: moodle participant 881 in Jane Doe_881" in out
+
+
+def test_a_damaged_record_of_earlier_collects_costs_nothing(course, tmp_path, capsys):
+    first = make_zip(tmp_path / "first.zip", {f"doejane_12345_500_{NOTEBOOK}": notebook_bytes(course, "first")})
+    assert collect(course, first) == 0
+    record = course / ".kitgrade" / "collected" / f"{ASSIGNMENT}.json"
+    record.write_text('{"doejane": {"collected": {"origin": 1, "attempt": "x"}}, "x": []}')
+    later = make_zip(tmp_path / "later.zip", {f"doejane_12345_700_{NOTEBOOK}": notebook_bytes(course, "later")})
+    assert collect(course, later) == 1  # judged by submitted/ alone: nothing there says which is newer
+    out = capsys.readouterr().out
+    assert marker(submitted(course)["doejane"]) == "first" and "nothing the LMS wrote says which is newer" in out
