@@ -351,6 +351,13 @@ def cmd_summary(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``kitgrade`` console script."""
+    from .student_text import escaped_terminal
+
+    with escaped_terminal():  # student text in any message is shown escaped, never acted on by the terminal
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     for name in ("course", "source", "roster", "directory", "exercises", "exchange", "notebook"):
         if getattr(args, name, None):  # as the user meant them, before a command moves into the course

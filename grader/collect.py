@@ -2,14 +2,14 @@
 
 From LMS downloads (a folder or a zip) collect works in three steps, and writes only in the last:
 
-1. **Read** every file as a file: no symbolic link, hard link, device, pipe or unsafe zip entry
-   is followed or read (each is listed as left out); sizes are bounded.
-2. **Plan**: each file's name is parsed (``lms_names``) and mapped to a student, through the
-   roster when one is given, else through the strict pattern ``STUDENT_ID``; a name is never a
-   path. Files that match no LMS naming are listed and left out. Two origins for one student
-   (``sec1/jdoe`` and ``sec2/jdoe``; ``cmallory/calice`` beside ``calice``; ids that differ only
-   in case, spaces or accents, here or against ``submitted/``) are conflicts: that student's
-   files are all left out, their earlier submission stays as it was, and the command exits 1.
+1. **Read** every file as a file (``download_files``): no symbolic link, hard link, device, pipe
+   or unsafe zip entry is followed or read (each is listed as left out); sizes are bounded.
+2. **Plan** (``download_plan``): each file's name is parsed (``lms_names``), only in the part the
+   LMS wrote, and mapped to a student through the roster when one is given, else through the
+   strict pattern ``STUDENT_ID`` (or a listed mapping); a name is never a path. Files that match no
+   LMS naming are listed and left out; a file that could be two students' is set aside without
+   costing the student it resembles their own submission; a later attempt replaces an earlier one,
+   and where nothing says which is later, the earlier stays and the conflict is listed (exit 1).
 3. **Write** through nbgrader's ``zip_collect`` (``ZipCollectApp``), given the plan as its
    collector plugin: ``submitted/<student>/<assignment>/`` and ``timestamp.txt`` as nbgrader makes
    them. If the machine fails meanwhile (the disk fills up), every student's folder is checked
@@ -22,11 +22,8 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import stat
 import sys
-import zipfile
-from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from traitlets import Dict
 from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
@@ -34,13 +31,11 @@ from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
 from .course import KIT_DIR, Course, ensure_nbgrader_tools_on_path
 from .errors import EnvironmentFault, UsageError
 from .faults import describe
-from .lms_names import STUDENT_ID, DownloadName, examples, parse_flat, parse_folder
-from .roster import RosterStudent, name_key, read_roster, record_in_gradebook, save_roster
-
-#: The largest file read from a download (a notebook is far smaller; a zip bomb is not read).
-MAX_FILE_BYTES = 100 * 1024 * 1024
-#: What operating systems add to folders and zips; skipped without a word.
-NOISE = ("__MACOSX", ".DS_Store", "Thumbs.db", "desktop.ini")
+from .download_files import read_download
+from .collect_ledger import CollectLedger
+from .download_plan import CollectOutcome, plan_collect
+from .lms_names import examples
+from .roster import RosterStudent, read_roster, record_in_gradebook, save_roster
 
 
 def collect_from_exchange(course: Course, assignment: str, log_level: str = "ERROR") -> list[str]:
@@ -122,277 +117,6 @@ def _remove_incomplete_copies(course: Course, assignment: str, before: dict[str,
     return removed, missing
 
 
-# ---- 1. read -------------------------------------------------------------------------------------
-@dataclass
-class DownloadedFile:
-    path: str          # where it is in the download (POSIX, relative)
-    data: bytes
-
-
-def read_download(source: Path) -> tuple[list[DownloadedFile], list[tuple[str, str]]]:
-    """Every regular file of a folder or zip, and what was left out (path, reason)."""
-    if source.is_dir():
-        return _read_folder(source)
-    if not source.exists():
-        raise UsageError(f"{source}: no such file or folder")
-    if not zipfile.is_zipfile(source):
-        raise UsageError(f"{source} is neither a folder nor a zip archive; give the zip your LMS made, "
-                         "or the folder you unpacked it into")
-    return _read_zip(source)
-
-
-def _read_folder(root: Path) -> tuple[list[DownloadedFile], list[tuple[str, str]]]:
-    files, left_out = [], []
-    for folder, subfolders, names in os.walk(root, followlinks=False):
-        relative_folder = Path(folder).relative_to(root)
-        for name in list(subfolders):
-            if name in NOISE:
-                subfolders.remove(name)
-            elif os.path.islink(os.path.join(folder, name)):
-                subfolders.remove(name)
-                left_out.append(((relative_folder / name).as_posix(), "a symbolic link to a folder; not followed"))
-        for name in sorted(names):
-            relative = (relative_folder / name).as_posix()
-            if name in NOISE or name.startswith("._"):
-                continue
-            path = os.path.join(folder, name)
-            info = os.lstat(path)
-            if stat.S_ISLNK(info.st_mode):
-                left_out.append((relative, "a symbolic link; not followed"))
-            elif not stat.S_ISREG(info.st_mode):
-                left_out.append((relative, "not a regular file (a device, pipe or socket); not read"))
-            elif info.st_nlink > 1:
-                left_out.append((relative, "a hard link (the same file has another name elsewhere); not read"))
-            elif info.st_size > MAX_FILE_BYTES:
-                left_out.append((relative, f"larger than {MAX_FILE_BYTES >> 20} MiB; not read"))
-            else:
-                data = _read_regular_file(path, info)
-                if data is None:
-                    left_out.append((relative, "changed while it was read; not read"))
-                else:
-                    files.append(DownloadedFile(relative, data))
-    return files, left_out
-
-
-def _read_regular_file(path: str, expected: os.stat_result) -> bytes | None:
-    """The file's bytes, if it is still the regular file that was listed (never through a link)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (expected.st_dev, expected.st_ino) \
-                or info.st_nlink > 1:
-            return None
-        data = handle.read(MAX_FILE_BYTES + 1)
-    return data if len(data) <= MAX_FILE_BYTES else None
-
-
-def _read_zip(source: Path) -> tuple[list[DownloadedFile], list[tuple[str, str]]]:
-    files, left_out = [], []
-    try:
-        with zipfile.ZipFile(source) as archive:
-            for info in archive.infolist():
-                name = info.filename
-                parts = PurePosixPath(name).parts
-                if info.is_dir() or any(part in NOISE or part.startswith("._") for part in parts):
-                    continue
-                kind = (info.external_attr >> 16) & 0o170000
-                if "\\" in name or name.startswith("/") or ".." in parts or "\0" in name or not parts:
-                    left_out.append((name, "an unsafe path in the zip; not read"))
-                elif kind == stat.S_IFLNK:
-                    left_out.append((name, "a symbolic link; not followed"))
-                elif kind not in (0, stat.S_IFREG):
-                    left_out.append((name, "not a regular file; not read"))
-                elif info.file_size > MAX_FILE_BYTES:
-                    left_out.append((name, f"larger than {MAX_FILE_BYTES >> 20} MiB; not read"))
-                else:
-                    with archive.open(info) as handle:
-                        data = handle.read(MAX_FILE_BYTES + 1)
-                    if len(data) > MAX_FILE_BYTES:
-                        left_out.append((name, f"larger than {MAX_FILE_BYTES >> 20} MiB; not read"))
-                    else:
-                        files.append(DownloadedFile(name, data))
-    except (zipfile.BadZipFile, OSError, RuntimeError) as error:  # RuntimeError: an encrypted entry
-        raise UsageError(f"{source}: the zip cannot be read ({type(error).__name__}: {error})") from None
-    return files, left_out
-
-
-# ---- 2. plan -------------------------------------------------------------------------------------
-@dataclass
-class Submission:
-    student: str
-    origin: str
-    files: dict[str, bytes] = field(default_factory=dict)     # file name -> content
-    sources: list[str] = field(default_factory=list)
-    timestamp: str = ""
-    late: bool = False
-    roster: RosterStudent | None = None
-    lms_user_id: str = ""
-
-
-@dataclass
-class CollectOutcome:
-    assignment: str
-    collected: dict[str, Submission] = field(default_factory=dict)
-    left_out: list[tuple[str, str]] = field(default_factory=list)
-    conflicts: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)       # roster students with nothing collected
-    replaced: list[str] = field(default_factory=list)       # students whose earlier submission was replaced
-    failed: dict[str, str] = field(default_factory=dict)     # not collected because of the machine: why
-
-    @property
-    def status(self) -> int:
-        return 1 if self.conflicts or self.failed else 0
-
-    def summary(self) -> str:
-        students = sorted(self.collected)
-        lines = [f"{self.assignment}: {len(students)} submission(s) into submitted/: {', '.join(students)}"]
-        if self.replaced:
-            lines.append(f"  replaced the earlier submission of: {', '.join(sorted(self.replaced))}")
-        late = sorted(s for s, sub in self.collected.items() if sub.late)
-        if late:
-            lines.append(f"  marked LATE by Canvas: {', '.join(late)}")
-        if self.conflicts:
-            lines.append(f"  {len(self.conflicts)} conflict(s), not collected (resolve them and collect again):")
-            lines += [f"    - {c}" for c in self.conflicts]
-        if self.left_out:
-            lines.append(f"  {len(self.left_out)} file(s) left out:")
-            lines += [f"    - {path}: {reason}" for path, reason in self.left_out]
-        if self.missing:
-            lines.append(f"  in the roster, nothing submitted: {', '.join(self.missing)}")
-        if self.failed:
-            lines.append(f"  {len(self.failed)} not collected (collect again once this is put right):")
-            lines += [f"    - {student}: {why}" for student, why in sorted(self.failed.items())]
-        return "\n".join(lines)
-
-
-def _identify(entry: DownloadedFile, section_folders: set[str]) -> DownloadName | str:
-    """What the file's place and name say, or why it is left out."""
-    parts = PurePosixPath(entry.path).parts
-    if len(parts) == 1:
-        return parse_flat(parts[0]) or "named like no LMS download"
-    if len(parts) == 2:
-        return parse_folder(parts[0], parts[1])
-    if len(parts) == 3 and parts[0] in section_folders:
-        return parse_folder(parts[1], parts[2])
-    return f"inside a sub-folder of {parts[0]!r}; only <student>/<file> and <section>/<student>/<file> are read"
-
-
-class _Resolver:
-    """LMS names to student ids: through the roster if there is one, else the strict pattern."""
-
-    def __init__(self, roster: list[RosterStudent] | None):
-        self.roster = roster
-        if roster is not None:
-            self.by_id = {s.id: s for s in roster}
-            self.by_lms_id = {s.lms_user_id: s for s in roster if s.lms_user_id}
-            self.by_login = {s.sis_login_id: s for s in roster if s.sis_login_id}
-            self.by_name: dict[str, list[RosterStudent]] = {}
-            for s in roster:
-                for key in {name_key(s.full_name), name_key(f"{s.last_name}{s.first_name}")} - {""}:
-                    self.by_name.setdefault(key, []).append(s)
-
-    def student(self, named: DownloadName) -> RosterStudent | str:
-        if self.roster is None:
-            if named.lms == "moodle":
-                return "a Moodle download names students by full name; pass --roster to map names to students"
-            if not STUDENT_ID.match(named.name):
-                return (f"{named.name!r} is not a student id (letters, digits, . _ @ -); pass --roster to map "
-                        "LMS names to students")
-            return RosterStudent(named.name, lms_user_id=named.lms_user_id)
-        if named.lms == "canvas":
-            found = self.by_lms_id.get(named.lms_user_id)
-            return found or f"Canvas user {named.lms_user_id} ({named.name}) is not in the roster"
-        if named.lms == "moodle":
-            matches = self.by_name.get(name_key(named.name), [])
-            if len(matches) == 1:
-                return matches[0]
-            return f"{named.name!r} " + ("matches several students in the roster" if matches else "is not in the roster")
-        found = self.by_id.get(named.name) or self.by_login.get(named.name)
-        return found or f"{named.name!r} is not a student id in the roster"
-
-
-def plan_collect(course: Course, assignment: str, files: list[DownloadedFile], roster: list[RosterStudent] | None,
-                 outcome: CollectOutcome) -> None:
-    """Map every downloaded file to a student (or to why not); conflicts leave the student out."""
-    tops = {PurePosixPath(f.path).parts[0] for f in files if len(PurePosixPath(f.path).parts) > 1}
-    holders = {PurePosixPath(f.path).parts[0] for f in files if len(PurePosixPath(f.path).parts) == 2}
-    section_folders = tops - holders - {t for t in tops if parse_folder(t, "").lms == "moodle"}
-    resolver = _Resolver(roster)
-    by_student: dict[str, list[tuple[DownloadedFile, DownloadName, RosterStudent]]] = {}
-    for entry in files:
-        named = _identify(entry, section_folders)
-        if isinstance(named, str):
-            outcome.left_out.append((entry.path, named))
-            continue
-        if named.metadata:
-            continue
-        if not named.file.endswith(".ipynb"):
-            outcome.left_out.append((entry.path, "not a notebook (.ipynb)"))
-            continue
-        if "/" in named.file or named.file in (".", "..") or len(named.file) > 200:
-            outcome.left_out.append((entry.path, "not a usable file name"))
-            continue
-        student = resolver.student(named)
-        if isinstance(student, str):
-            outcome.left_out.append((entry.path, student))
-            continue
-        by_student.setdefault(student.id, []).append((entry, named, student))
-
-    keys: dict[str, list[str]] = {}
-    for student in by_student:
-        keys.setdefault(name_key(student), []).append(student)
-    existing = {name_key(s): s for s in course.students_with("submitted", assignment)}
-    for student, entries in sorted(by_student.items()):
-        origins = sorted({_origin(entry, named) for entry, named, _ in entries})
-        attempts = sorted({named.timestamp for _, named, _ in entries})
-        if len(attempts) > 1 and {named.lms for _, named, _ in entries} == {"blackboard"}:
-            latest = attempts[-1]
-            for entry, named, _ in entries:
-                if named.timestamp != latest:
-                    outcome.left_out.append((entry.path, f"an older Blackboard attempt of {student} (kept {latest})"))
-            entries = [e for e in entries if e[1].timestamp == latest]
-        similar = [s for s in keys[name_key(student)] if s != student]
-        if len(origins) > 1:
-            outcome.conflicts.append(f"{student}: files from {len(origins)} places map to this student: "
-                                     + "; ".join(origins))
-            continue
-        if similar:
-            outcome.conflicts.append(f"{student}: differs from {', '.join(map(repr, similar))} only in case, spaces, "
-                                     f"punctuation or accents ({'; '.join(origins)})")
-            continue
-        earlier = existing.get(name_key(student))
-        if earlier is not None and earlier != student:
-            outcome.conflicts.append(f"{student}: submitted/ already holds {earlier!r}, which differs only in case, "
-                                     f"spaces, punctuation or accents ({'; '.join(origins)})")
-            continue
-        names = [named.file for _, named, _ in entries]
-        doubled = sorted({n for n in names if names.count(n) > 1})
-        if doubled:
-            outcome.conflicts.append(f"{student}: {len(names) - len(set(names)) + 1} files named {doubled[0]} "
-                                     f"({'; '.join(e.path for e, n, _ in entries if n.file == doubled[0])})")
-            continue
-        first = entries[0]
-        submission = Submission(student, origins[0], roster=first[2], timestamp=first[1].timestamp,
-                                late=any(n.late for _, n, _ in entries), lms_user_id=first[1].lms_user_id)
-        for entry, named, _ in entries:
-            submission.files[named.file] = entry.data
-            submission.sources.append(entry.path)
-        outcome.collected[student] = submission
-        if earlier == student:
-            outcome.replaced.append(student)
-    if roster is not None:
-        outcome.missing = sorted(s.id for s in roster if s.id not in outcome.collected
-                                 and not any(c.startswith(f"{s.id}:") for c in outcome.conflicts))
-
-
-def _origin(entry: DownloadedFile, named: DownloadName) -> str:
-    folder = str(PurePosixPath(entry.path).parent)
-    return named.origin + ("" if folder == "." else f" in {folder}/")
-
-
 # ---- 3. write ------------------------------------------------------------------------------------
 class PlannedCollector(FileNameCollectorPlugin):
     """nbgrader's collector plugin, answering from the kit's plan instead of a regular expression."""
@@ -409,15 +133,21 @@ def collect_from_downloads(course: Course, assignment: str, source: Path, roster
     students = read_roster(roster) if roster is not None else None
     files, left_out = read_download(source)
     outcome = CollectOutcome(assignment, left_out=left_out)
-    plan_collect(course, assignment, files, students, outcome)
+    plan_collect(course, assignment, files, students, outcome=outcome, known_canvas_users=_canvas_users(course))
     if not outcome.collected and not outcome.conflicts:
-        notebook = (course.source_notebooks(assignment) or [Path("notebook.ipynb")])[0].name
-        found = f"{len(files) + len(left_out)} file(s), none of them" if files or left_out else "nothing, so nothing"
-        reasons = sorted({reason for _, reason in outcome.left_out})
-        raise UsageError(f"{source} holds {found} a submission of {assignment} ({'; '.join(reasons[:3]) or 'empty'}); "
-                         f"expected names like {examples(notebook, assignment)}")
+        taken = [p for p, why in outcome.left_out if "the newer one in submitted/ is kept" in why]
+        if not taken:
+            notebook = (course.source_notebooks(assignment) or [Path("notebook.ipynb")])[0].name
+            found = f"{len(files) + len(left_out)} file(s), none of them" if files or left_out else "nothing, so nothing"
+            reasons = sorted({reason for _, reason in outcome.left_out})
+            raise UsageError(f"{source} holds {found} a submission of {assignment} ({'; '.join(reasons[:3]) or 'empty'}); "
+                             f"expected names like {examples(notebook, assignment)}")
     if outcome.collected:
+        ledger = CollectLedger(course, assignment)
+        ledger.write(pending=outcome.collected, collected={})  # a collect killed from here on is resumed by the next
         _write(course, assignment, outcome, log_level)
+        ledger.write(pending={}, collected=outcome.collected)
+        ledger.clear_pending(outcome.failed)
     if students is not None:
         save_roster(course.root, students)
         record_in_gradebook(course, students)
@@ -425,6 +155,19 @@ def collect_from_downloads(course: Course, assignment: str, source: Path, roster
         record_in_gradebook(course, [RosterStudent(s.student, lms_user_id=s.lms_user_id)
                                      for s in outcome.collected.values() if s.lms_user_id])
     return outcome
+
+
+def _canvas_users(course: Course) -> dict[str, str]:
+    """Canvas user id -> the student id the gradebook holds them under (collected before)."""
+    if course.gradebook_path is None or not course.gradebook_path.exists():
+        return {}
+    import warnings
+
+    from nbgrader.api import Gradebook
+
+    with warnings.catch_warnings(), Gradebook(course.db_url, course.course_id) as gradebook:
+        warnings.simplefilter("ignore")
+        return {s.lms_user_id: s.id for s in gradebook.students if s.lms_user_id}
 
 
 def _write(course: Course, assignment: str, outcome: CollectOutcome, log_level: str) -> None:

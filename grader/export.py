@@ -35,6 +35,7 @@ from .faults import describe
 from .manual_grades import awaiting_by_student, points
 from .report import NO_LONGER_SUBMITTED, no_longer_submitted
 from .roster import RosterStudent, read_roster, record_in_gradebook, save_roster, saved_roster
+from .student_text import for_spreadsheet
 
 CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 
@@ -70,12 +71,37 @@ def canvas_rows(gradebook: Gradebook, roster: list[RosterStudent],
         row = [name, lms_id, listed.sis_user_id, listed.sis_login_id, listed.section]
         row += ["" if student_id in ungraded.get(a.name, ()) else f"{nbgrader_score(gradebook, a.name, student_id):g}"
                 for a in assignments]
-        rows.append(row)
+        rows.append([for_spreadsheet(cell) for cell in row])  # a name like "=HYPERLINK(...)" stays a name
     return rows
 
 
 def _sort_name(entry, listed) -> str:
     return ((listed.last_name if listed else "") or (entry.last_name if entry else "") or "").casefold()
+
+
+class SpreadsheetSafeCsvExportPlugin(CsvExportPlugin):
+    """nbgrader's CSV (``CsvExportPlugin``: the same columns and values), written by ``csv.writer``, with
+    every cell a spreadsheet reads as text: nbgrader joins the fields with commas as they are, so a
+    name with a comma shifts the columns and one starting with ``=`` is a formula."""
+
+    KEYS = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email", "raw_score",
+            "late_submission_penalty", "score", "max_score"]
+
+    def export(self, gradebook: Gradebook) -> None:
+        with open(self.to or "grades.csv", "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle, lineterminator="\n")
+            writer.writerow(self.KEYS)
+            for assignment in gradebook.assignments:
+                for student in gradebook.students:
+                    try:
+                        submission = gradebook.find_submission(assignment.name, student.id)
+                        penalty = submission.late_submission_penalty
+                        graded = [submission.timestamp, submission.score, penalty, max(0.0, submission.score - penalty)]
+                    except MissingEntry:  # nothing submitted: 0, as nbgrader's CSV says
+                        graded = ["", 0.0, 0.0, 0.0]
+                    row = [assignment.name, assignment.duedate, graded[0], student.id, student.last_name,
+                           student.first_name, student.email, *graded[1:], assignment.max_score]
+                    writer.writerow([for_spreadsheet("" if value is None else value) for value in row])
 
 
 class CanvasCsvExportPlugin(ExportPlugin):
@@ -154,7 +180,7 @@ def export_grades(course: Course, csv_path: Path, lms_path: Path, roster: Path |
         # each file whole or not at all: a truncated CSV imported into an LMS would lose students
         temporaries = [path.with_name(path.name + ".tmp") for path in paths]
         try:
-            CsvExportPlugin(to=str(temporaries[0]), config=course.config()).export(gradebook)
+            SpreadsheetSafeCsvExportPlugin(to=str(temporaries[0]), config=course.config()).export(gradebook)
             plugin = CanvasCsvExportPlugin(to=str(temporaries[1]), config=course.config())
             plugin.roster, plugin.ungraded = students, ungraded
             plugin.export(gradebook)

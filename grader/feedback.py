@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import json
 import shutil
 from pathlib import Path
@@ -13,6 +12,8 @@ from .course import Course, ensure_nbgrader_tools_on_path
 from .errors import EnvironmentFault
 from .faults import describe, logged_errors
 from .preprocessors import HideHiddenTests
+from .report import write_whole
+from .student_text import CSP_META, for_html, with_csp
 
 
 def generate_feedback(course: Course, assignment: str, hide_hidden_tests: bool = False,
@@ -28,7 +29,11 @@ def generate_feedback(course: Course, assignment: str, hide_hidden_tests: bool =
     preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor]
     if hide_hidden_tests:
         preprocessors.insert(0, HideHiddenTests)
-    config.merge(Config({"GenerateFeedback": {"preprocessors": preprocessors}, "BaseConverter": {"force": True}}))
+    config.merge(Config({"GenerateFeedback": {"preprocessors": preprocessors}, "BaseConverter": {"force": True},
+                         # a student's markup in an output or a markdown cell is shown, never run
+                         "HTMLExporter": {"sanitize_html": True,
+                                          "filters": {"clean_html": "grader.student_text.clean_html"}}}))
+    config.GenerateFeedback.exporter_class = _feedback_exporter()
     coursedir = course.coursedir(assignment_id=assignment, student_id="*")
     converter = GenerateFeedback(coursedir=coursedir, config=config)
     converter.log.setLevel(log_level)
@@ -51,7 +56,28 @@ def generate_feedback(course: Course, assignment: str, hide_hidden_tests: bool =
                                    "(nbgrader removed what it had begun of it); run it again once this is put right",
                                    status=1) from None
     write_ungraded_notices(course, assignment)
-    return sorted(course.path("feedback").glob(f"*/{assignment}/*.html"))
+    pages = sorted(course.path("feedback").glob(f"*/{assignment}/*.html"))
+    for page in pages:  # no script runs on a page but MathJax, whatever the cleaning above missed
+        text = page.read_text(encoding="utf-8")
+        if CSP_META not in text:
+            write_whole(page, with_csp(text))
+    return pages
+
+
+def _feedback_exporter():
+    """nbconvert's HTML exporter, with markdown cleaned as ``sanitize_html`` cleans outputs: nbgrader's
+    feedback template renders markdown cells (the student's own among them) and comments without it."""
+    from nbconvert.exporters import HTMLExporter
+    from jinja2 import pass_context
+
+    from .student_text import clean_html
+
+    class FeedbackHTMLExporter(HTMLExporter):
+        @pass_context
+        def markdown2html(self, context, source):
+            return clean_html(super().markdown2html(context, source))
+
+    return FeedbackHTMLExporter
 
 
 def release_feedback(course: Course, assignment: str, log_level: str = "ERROR") -> tuple[list[str], list[str]]:
@@ -94,9 +120,9 @@ def write_ungraded_notices(course: Course, assignment: str) -> None:
         if list(folder.glob("*.html")) or list(course.path("autograded", student, assignment).glob("*.ipynb")):
             continue
         folder.mkdir(parents=True, exist_ok=True)
-        items = "".join(f"<li>{html.escape(reason)}</li>" for reason in result["reasons"])
+        items = "".join(f"<li>{for_html(reason)}</li>" for reason in result["reasons"])
         (folder / "not_graded.html").write_text(
-            f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(assignment)}</title></head><body>"
-            f"<h1>{html.escape(assignment)}: "
+            f"<!DOCTYPE html><html><head>{CSP_META}<meta charset='utf-8'><title>{for_html(assignment)}</title></head>"
+            f"<body><h1>{for_html(assignment)}: "
             f"{'not graded' if result['score'] is None else format(result['score'], 'g')} / {result['max_score']:g}</h1>"
             f"<p>Your submission could not be graded:</p><ul>{items}</ul></body></html>", encoding="utf-8")

@@ -3,6 +3,8 @@
 import sys
 import time
 
+from .student_text import for_terminal, unescaped
+
 
 class ProgressBar:
     """``[#####.....] 5/10 graded, 2.1 s, ETA 2.1 s``, redrawn in place.
@@ -22,15 +24,15 @@ class ProgressBar:
 
     def close(self) -> None:
         if self.enabled:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+            unescaped(sys.stderr).write("\n")
+            unescaped(sys.stderr).flush()
 
     def _draw(self) -> None:
         if not self.enabled:
             return
         filled = int(self.width * self.done / self.total)
         elapsed = time.monotonic() - self.start
-        line = f"\r[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} {self.label}, {elapsed:.1f} s"
+        line = f"[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} {self.label}, {elapsed:.1f} s"
         if 0 < self.done < self.total:
             line += f", ETA {elapsed / self.done * (self.total - self.done):.0f} s"
         if self.status is not None:
@@ -38,5 +40,7 @@ class ProgressBar:
                 line += f", {self.status()}"
             except Exception:  # a status that cannot be had now is left out
                 pass
-        sys.stderr.write(line + "\033[K")
-        sys.stderr.flush()
+        # the bar's own \r and erase-line go to the terminal as they are; nothing else does
+        stream = unescaped(sys.stderr)
+        stream.write("\r" + for_terminal(line) + "\033[K")
+        stream.flush()

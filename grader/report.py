@@ -16,6 +16,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from .course import Course
 from .manual_grades import awaiting_in, kept_for_review_in, points
+from .student_text import for_spreadsheet, for_terminal
 
 #: How every output names a grade the gradebook holds whose submission is gone from ``submitted/``.
 NO_LONGER_SUBMITTED = "in the gradebook but no longer submitted"
@@ -107,8 +108,8 @@ def write_entries(course: Course, assignment: str, entries: dict) -> None:
     for student, item in sorted(entries.items()):
         score = "" if item["score"] is None else f"{item['score']:g}"
         waiting = item.get("awaiting_manual_points") or 0
-        writer.writerow([student, score, f"{item['max_score']:g}", f"{waiting:g}" if waiting else "",
-                         " | ".join(item["reasons"])])
+        row = [student, score, f"{item['max_score']:g}", f"{waiting:g}" if waiting else "", " | ".join(item["reasons"])]
+        writer.writerow([for_spreadsheet(for_terminal(cell)) for cell in row])  # student text: never a formula or an escape
     write_whole(folder / f"{assignment}.csv", table.getvalue())
     write_json(folder / f"{assignment}.json", entries)
 
@@ -176,13 +177,13 @@ def format_report(assignment: str, results: dict) -> str:
     width = max([len(s) for s in results] + [7])
     for result in sorted(results.values(), key=lambda r: r.student):
         score = f"{result.score:>6g}" if result.graded else "   not graded"
-        line = f"  {result.student:<{width}}  {score} / {result.max_score:<6g}"
+        line = f"  {for_terminal(result.student):<{width}}  {score} / {result.max_score:<6g}"
         waiting = points(result.awaiting_manual) if result.graded else 0
         if waiting:
             line += f"  not final: {waiting:g} point(s) await manual grading"
         lines.append(line.rstrip())
         for reason in result.reasons:
-            lines.append(f"  {'':<{width}}    - {reason}")
+            lines.append(f"  {'':<{width}}    - {for_terminal(reason)}")  # one line each, whatever it quotes
         if result.graded and result.manual_kept:
             lines.append(f"  {'':<{width}}    - {result.manual_kept} manual grade(s) kept through the regrade (in the "
                          "score); nbgrader flags them for a review in the formgrader")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import unicodedata
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,6 +27,8 @@ from .errors import UsageError
 
 ROSTER_FILE = ".kitgrade/roster.json"
 CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+#: What a roster's id may be: nbgrader makes it a folder name, and ``+`` separates its exchange's fields.
+ROSTER_ID = re.compile(r"^(?![.-])[\w.@-]{1,64}$")
 
 
 @dataclass
@@ -76,6 +79,10 @@ def read_roster(path: Path) -> list[RosterStudent]:
     for student in students:
         if not student.id:
             raise UsageError(f"{path}: a student without an id ({student.full_name or student.lms_user_id or '?'})")
+        student.id = unicodedata.normalize("NFC", student.id)
+        if not ROSTER_ID.match(student.id):
+            raise UsageError(f"{path}: {student.id!r} ({student.full_name or '?'}) cannot be a student id: nbgrader makes "
+                             "it a folder name; use letters, digits and . _ @ - (not first: . or -)")
         key = name_key(student.id)
         if key in seen:
             raise UsageError(f"{path}: the ids {seen[key]!r} and {student.id!r} differ only in case, accents or "

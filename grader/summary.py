@@ -12,7 +12,6 @@ Hidden-test source is left out unless asked for: the page is meant for teaching 
 from __future__ import annotations
 
 import base64
-import html
 import io
 import json
 import re
@@ -26,6 +25,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from .course import Course
 from .errors import UsageError
 from .report import NO_LONGER_SUBMITTED, no_longer_submitted, refresh_report, write_whole
+from .student_text import CSP_META, for_html, for_terminal
 
 # A message of grader.checks.check: "WHAT: expected E, got G, for input I".
 CHECK_MESSAGE = re.compile(r"^(?P<what>.+?): expected (?P<expected>.*), got (?P<got>.*), for input (?P<input>.*)$", re.S)
@@ -257,8 +257,8 @@ def terminal_table(data: dict, lang: str = "en") -> str:
         rate = f"{test['passed']}/{test['count']}"
         lines.append(f"  {test['id']:<22} {rate:>10} {test['points']:>7g}/{test['max_score'] * test['count']:<4g}")
         for group in test["groups"][:3]:
-            lines.append(f"      {len(group['students'])}x {_shorten(_group_text(group, t), 100)}  "
-                         f"[{', '.join(group['students'])}]")
+            lines.append(f"      {len(group['students'])}x {for_terminal(_shorten(_group_text(group, t), 100))}  "
+                         f"[{for_terminal(', '.join(group['students']))}]")
     if data.get("written"):
         lines += ["", t["written"] + ":",
                   f"  {t['answer']:<28} {t['by_hand']:>8} {t['awaiting']:>9} {t['blank']:>10} {t['points']:>10}"]
@@ -266,11 +266,12 @@ def terminal_table(data: dict, lang: str = "en") -> str:
             name, graded, waiting, blank, worth = _written_row(answer)
             lines.append(f"  {name:<28} {graded:>8} {waiting:>9} {blank:>10} {worth:>10}")
     lines += ["", t["look"] + ":"]
-    lines += [f"  {f['student']:<12} {t[f['kind']]:<10} {_flag_reason(f, t)}" for f in data["flags"]] or [f"  {t['none']}"]
-    lines += ["", f"{t['time']}: {timing(data, t)}"]
+    lines += [f"  {for_terminal(f['student']):<12} {t[f['kind']]:<10} {for_terminal(_flag_reason(f, t))}"
+              for f in data["flags"]] or [f"  {t['none']}"]
+    lines += ["", f"{t['time']}: {for_terminal(timing(data, t))}"]
     if data.get("changes") is not None:
-        lines += ["", t["changes"] + ":"] + [f"  {c}" for c in data["changes"]] + ([f"  {t['no_change']}"]
-                                                                                    if not data["changes"] else [])
+        lines += ["", t["changes"] + ":"] + [f"  {for_terminal(c)}" for c in data["changes"]] + (
+            [f"  {t['no_change']}"] if not data["changes"] else [])
     return "\n".join(lines)
 
 
@@ -324,8 +325,8 @@ def figures(data: dict, lang: str) -> list[str]:
 
 def to_html(data: dict, lang: str = "en") -> str:
     """The summary as one self-contained HTML page."""
-    t, e = TEXT[lang], html.escape
-    parts = [f"<!DOCTYPE html><html lang='{lang}'><head><meta charset='utf-8'><title>{e(t['title'].format(a=data['assignment']))}</title>",
+    t, e = TEXT[lang], for_html
+    parts = [f"<!DOCTYPE html><html lang='{lang}'><head>{CSP_META}<meta charset='utf-8'><title>{e(t['title'].format(a=data['assignment']))}</title>",
              "<style>body{font-family:sans-serif;color:#111;background:#fff;max-width:60em;margin:auto;padding:1em}"
              "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #999;padding:.2em .5em;text-align:left}"
              "img{max-width:100%}pre{background:#f4f4f4;padding:.5em;white-space:pre-wrap}"

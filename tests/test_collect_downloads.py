@@ -10,7 +10,12 @@ from __future__ import annotations
 import csv
 import io
 import os
+import signal
 import stat
+import subprocess
+import sys
+import time
+import unicodedata
 import zipfile
 from pathlib import Path
 
@@ -89,18 +94,16 @@ def test_blackboard_names_give_the_username_and_the_attempt_time(course, tmp_pat
     out = capsys.readouterr().out
     assert marker(submitted(course)["jdoe"]) == "second"
     assert (course / "submitted" / "jdoe" / ASSIGNMENT / "timestamp.txt").read_text().startswith("2026-01-16 09:30:00")
-    assert "an older Blackboard attempt of jdoe" in out and ".txt" not in out
+    assert "an older attempt of jdoe (kept 2026-01-16 09:30:00)" in out and ".txt" not in out
 
 
-def test_moodle_folders_need_a_roster_and_are_matched_by_full_name(course, tmp_path, capsys):
+def test_moodle_folders_are_matched_by_full_name_through_the_roster(course, tmp_path, capsys):
     folder = tmp_path / "moodle"
-    for name, mark in (("Jane Doe_881_assignsubmission_file", "jane"), ("José Núñez_882_assignsubmission_file", "jose")):
+    # Moodle's own folder names (a trailing underscore), one of them as a Mac's zip stores it (NFD)
+    for name, mark in (("Jane Doe_881_assignsubmission_file_", "jane"),
+                       (unicodedata.normalize("NFD", "José Núñez_882_assignsubmission_file_"), "jose")):
         (folder / name).mkdir(parents=True)
         (folder / name / NOTEBOOK).write_bytes(notebook_bytes(course, mark))
-    before = snapshot(course / "submitted")
-    assert collect(course, folder) == 2
-    assert "Moodle download names students by full name; pass --roster" in capsys.readouterr().err
-    assert snapshot(course / "submitted") == before
     roster = tmp_path / "students.csv"
     roster.write_text("id,first_name,last_name,email\njdoe,Jane,Doe,jdoe@uni.edu\njnunez,José,Núñez,jn@uni.edu\n"
                       "mlee,Min,Lee,ml@uni.edu\n", encoding="utf-8")
@@ -108,6 +111,18 @@ def test_moodle_folders_need_a_roster_and_are_matched_by_full_name(course, tmp_p
     out = capsys.readouterr().out
     assert {s: marker(d) for s, d in submitted(course).items()} == {"jdoe": "jane", "jnunez": "jose"}
     assert "in the roster, nothing submitted: mlee" in out
+
+
+def test_moodle_full_names_without_a_roster_are_mapped_to_ids_and_listed(course, tmp_path, capsys):
+    folder = tmp_path / "moodle"
+    for name, mark in (("Jane Doe_881_assignsubmission_file_", "jane"),
+                       (unicodedata.normalize("NFD", "José Núñez_882_assignsubmission_file_"), "jose")):
+        (folder / name).mkdir(parents=True)
+        (folder / name / NOTEBOOK).write_bytes(notebook_bytes(course, mark))
+    assert collect(course, folder) == 0
+    out = capsys.readouterr().out
+    assert {s: marker(d) for s, d in submitted(course).items()} == {"jane_doe": "jane", "jose_nunez": "jose"}
+    assert "LMS names that are not student ids, collected as: 'Jane Doe' -> jane_doe; 'José Núñez' -> jose_nunez" in out
 
 
 def test_a_canvas_roster_maps_canvas_ids_and_leaves_out_strangers(course, tmp_path, capsys):
@@ -193,21 +208,16 @@ def test_a_download_with_no_submission_names_the_expected_names(course, tmp_path
 
 
 # ---- conflicts: never merged, never overwritten -------------------------------------------------------
-def test_a_student_folder_inside_another_students_folder_does_not_overwrite_them(course, tmp_path, capsys):
-    first = tmp_path / "first"
-    (first / "calice").mkdir(parents=True)
-    (first / "calice" / NOTEBOOK).write_bytes(notebook_bytes(course, "calice's own"))
-    assert collect(course, first) == 0
-    calice = submitted(course)["calice"]
-    second = tmp_path / "second"
-    (second / "calice").mkdir(parents=True)
-    (second / "calice" / NOTEBOOK).write_bytes(notebook_bytes(course, "calice's own"))
-    (second / "cmallory" / "calice").mkdir(parents=True)
-    (second / "cmallory" / "calice" / NOTEBOOK).write_bytes(notebook_bytes(course, "blank, by cmallory"))
-    assert collect(course, second) == 1
+def test_a_student_folder_inside_another_students_folder_is_theirs_not_the_classmates(course, tmp_path, capsys):
+    download = tmp_path / "download"
+    (download / "calice").mkdir(parents=True)
+    (download / "calice" / NOTEBOOK).write_bytes(notebook_bytes(course, "calice's own"))
+    (download / "cmallory" / "calice").mkdir(parents=True)
+    (download / "cmallory" / "calice" / NOTEBOOK).write_bytes(notebook_bytes(course, "blank, by cmallory"))
+    assert collect(course, download) == 0
     out = capsys.readouterr().out
-    assert submitted(course)["calice"] == calice
-    assert "calice: files from 2 places map to this student" in out and "in cmallory/" in out
+    assert {s: marker(d) for s, d in submitted(course).items()} == {"calice": "calice's own"}
+    assert f"cmallory/calice/{NOTEBOOK}: inside a sub-folder of 'cmallory'" in out
 
 
 def test_the_same_student_in_two_sections_is_a_conflict(course, tmp_path, capsys):
@@ -217,42 +227,199 @@ def test_the_same_student_in_two_sections_is_a_conflict(course, tmp_path, capsys
         (folder / section / "jdoe" / NOTEBOOK).write_bytes(notebook_bytes(course, mark))
     (folder / "sec2" / "mlee").mkdir()
     (folder / "sec2" / "mlee" / NOTEBOOK).write_bytes(notebook_bytes(course, "min"))
+    (folder / "README.txt").write_text("sections 1 and 2")  # a file of the instructor's beside the sections
     assert collect(course, folder) == 1
     out = capsys.readouterr().out
     assert list(submitted(course)) == ["mlee"]
     assert "jdoe: files from 2 places map to this student" in out and "sec1/" in out and "sec2/" in out
 
 
-def test_names_that_differ_in_case_spaces_or_accents_are_reported_not_merged(course, tmp_path, capsys):
+def test_lms_names_that_are_not_ids_are_mapped_and_listed_and_an_exact_id_keeps_its_own(course, tmp_path, capsys):
     folder = tmp_path / "downloads"
-    for name in ("Jane Doe", "josé", "JDOE", "jdoe", "jose"):
+    for name in ("Jane Doe", "José", "jose"):
         (folder / name).mkdir(parents=True)
         (folder / name / NOTEBOOK).write_bytes(notebook_bytes(course, name))
     assert collect(course, folder) == 1
     out = capsys.readouterr().out
-    assert list(submitted(course)) == ["jose"]
-    assert "JDOE: differs from 'jdoe' only in case" in out and "jdoe: differs from 'JDOE'" in out
-    assert "'Jane Doe' is not a student id" in out and "'josé' is not a student id" in out
+    assert {s: marker(d) for s, d in submitted(course).items()} == {"jane_doe": "Jane Doe", "jose": "jose"}
+    assert "collected as: 'Jane Doe' -> jane_doe" in out
+    assert (f"jose: set aside José/{NOTEBOOK} (folder José/): it could be jose's, whose own submission (folder jose/) "
+            "is collected; if it is another student's, pass --roster or collect it into their folder by hand") in out
 
 
-def test_a_new_spelling_of_an_already_submitted_student_is_a_conflict(course, tmp_path, capsys):
-    first = tmp_path / "first"
-    (first / "jdoe").mkdir(parents=True)
-    (first / "jdoe" / NOTEBOOK).write_bytes(notebook_bytes(course, "lower"))
+def test_names_that_differ_only_in_case_are_two_students_each_collected_and_said(course, tmp_path, capsys):
+    folder = tmp_path / "downloads"
+    for name in ("JDOE", "jdoe"):
+        (folder / name).mkdir(parents=True)
+        (folder / name / NOTEBOOK).write_bytes(notebook_bytes(course, name))
+    assert collect(course, folder) == 0
+    out = capsys.readouterr().out
+    assert {s: marker(d) for s, d in submitted(course).items()} == {"JDOE": "JDOE", "jdoe": "jdoe"}
+    assert "note: JDOE, jdoe differ only in case" in out
+
+
+def test_a_roster_takes_a_name_in_another_case_unless_the_exact_id_is_there_too(course, tmp_path, capsys):
+    roster = tmp_path / "students.csv"
+    roster.write_text("id,first_name,last_name\njdoe,Jane,Doe\nmlee,Min,Lee\n", encoding="utf-8")
+    only = tmp_path / "only"
+    (only / "JDoe").mkdir(parents=True)
+    (only / "JDoe" / NOTEBOOK).write_bytes(notebook_bytes(course, "jane"))
+    assert collect(course, only, "--roster", str(roster)) == 0
+    assert {s: marker(d) for s, d in submitted(course).items()} == {"jdoe": "jane"}
+    assert "'JDoe' -> jdoe" in capsys.readouterr().out
+    both = tmp_path / "both"
+    for name, mark in (("jdoe", "jane"), ("JDOE", "someone")):
+        (both / name).mkdir(parents=True)
+        (both / name / NOTEBOOK).write_bytes(notebook_bytes(course, mark))
+    assert collect(course, both, "--roster", str(roster)) == 1
+    out = capsys.readouterr().out
+    assert {s: marker(d) for s, d in submitted(course).items()} == {"jdoe": "jane"}
+    assert f"jdoe: set aside JDOE/{NOTEBOOK}" in out
+
+
+# ---- identity from what the LMS wrote, never from a name a student chose ------------------------------
+def test_a_blackboard_upload_named_as_a_classmates_attempt_is_the_uploaders(course, tmp_path, capsys):
+    forged = f"x_calice_attempt_2026-01-20-10-00-00_{NOTEBOOK}"  # the name cmallory gave her upload
+    source = make_zip(tmp_path / "gradebook.zip", {
+        f"Problem Set 1_calice_attempt_2026-01-15-10-00-00_{NOTEBOOK}": notebook_bytes(course, "calice's own"),
+        f"Problem Set 1_cmallory_attempt_2026-01-15-11-00-00_{forged}": notebook_bytes(course, "blank, by cmallory"),
+    })
+    assert collect(course, source) == 0
+    assert marker(submitted(course)["calice"]) == "calice's own"
+    assert (course / "submitted" / "cmallory" / ASSIGNMENT / forged).is_file()  # hers, an extra notebook
+
+
+def test_a_canvas_upload_named_like_another_lms_download_of_a_classmate_is_the_uploaders(course, tmp_path, capsys):
+    forged = f"x_doejane_attempt_2026-01-20-10-00-00_{NOTEBOOK}"
+    source = make_zip(tmp_path / "submissions.zip", {
+        f"doejane_12345_67890_{NOTEBOOK}": notebook_bytes(course, "jane"),
+        f"smithbob_23456_78901_{NOTEBOOK}": notebook_bytes(course, "bob"),
+        f"mallorym_99999_11111_{forged}": notebook_bytes(course, "blank, by mallory"),
+    })
+    assert collect(course, source) == 0
+    assert {s: marker(d) for s, d in submitted(course).items()} == {"doejane": "jane", "smithbob": "bob",
+                                                                   "mallorym": "blank, by mallory"}
+    assert (course / "submitted" / "mallorym" / ASSIGNMENT / forged).is_file()  # hers, an extra notebook
+
+
+def test_a_canvas_user_who_takes_a_classmates_name_gets_an_id_of_their_own(course, tmp_path, capsys):
+    first = make_zip(tmp_path / "first.zip", {f"doejane_12345_67890_{NOTEBOOK}": notebook_bytes(course, "jane")})
     assert collect(course, first) == 0
-    second = tmp_path / "second"
-    (second / "JDoe").mkdir(parents=True)
-    (second / "JDoe" / NOTEBOOK).write_bytes(notebook_bytes(course, "upper"))
-    assert collect(course, second) == 1
-    assert "submitted/ already holds 'jdoe'" in capsys.readouterr().out
-    assert {s: marker(d) for s, d in submitted(course).items()} == {"jdoe": "lower"}
+    later = make_zip(tmp_path / "later.zip", {  # mallory renamed herself in Canvas; her user id is hers
+        f"doejane_12345_67891_{NOTEBOOK}": notebook_bytes(course, "jane, again"),
+        f"doejane_99999_67892_{NOTEBOOK}": notebook_bytes(course, "mallory"),
+        f"doe-jane_88888_67893_{NOTEBOOK}": notebook_bytes(course, "another"),
+    })
+    assert collect(course, later) == 0
+    out = capsys.readouterr().out
+    assert {s: marker(d) for s, d in submitted(course).items()} == {
+        "doejane": "jane, again", "doejane-99999": "mallory", "doe-jane": "another"}
+    assert "Canvas user 99999 ('doejane') -> doejane-99999, as 'doejane' is another Canvas user's id" in out
+    assert "note: doe-jane, doejane, doejane-99999 differ only in case, accents or punctuation" not in out
+    assert "note: doe-jane, doejane differ only in case, accents or punctuation" in out
 
 
-def test_collecting_a_newer_download_replaces_that_students_submission_and_says_so(course, tmp_path, capsys):
+def test_two_canvas_users_of_one_name_in_one_download_are_both_collected(course, tmp_path, capsys):
+    source = make_zip(tmp_path / "submissions.zip", {
+        f"doejane_12345_67890_{NOTEBOOK}": notebook_bytes(course, "one"),
+        f"doejane_54321_67891_{NOTEBOOK}": notebook_bytes(course, "two"),
+    })
+    assert collect(course, source) == 0
+    assert {s: marker(d) for s, d in submitted(course).items()} == {"doejane-12345": "one", "doejane-54321": "two"}
+
+
+# ---- newest wins; a collect cut short is resumed -----------------------------------------------------
+def test_a_later_blackboard_attempt_replaces_the_earlier_and_an_older_one_does_not(course, tmp_path, capsys):
+    def attempt(stamp, mark):
+        return make_zip(tmp_path / f"{stamp}.zip", {
+            f"Problem Set 1_jdoe_attempt_{stamp}_{NOTEBOOK}": notebook_bytes(course, mark)})
+
+    assert collect(course, attempt("2026-01-15-10-00-00", "first")) == 0
+    assert collect(course, attempt("2026-01-16-10-00-00", "second")) == 0
+    assert "replaced the earlier submission of: jdoe" in capsys.readouterr().out
+    assert collect(course, attempt("2026-01-15-12-00-00", "stale")) == 0
+    out = capsys.readouterr().out
+    assert marker(submitted(course)["jdoe"]) == "second"
+    assert "an older attempt (time 2026-01-15 12:00:00, submitted/ has 2026-01-16 10:00:00)" in out
+
+
+def test_a_later_canvas_upload_replaces_the_earlier_and_an_older_one_does_not(course, tmp_path, capsys):
+    def upload(attachment, mark):
+        return make_zip(tmp_path / f"{attachment}.zip", {f"doejane_12345_{attachment}_{NOTEBOOK}": notebook_bytes(course, mark)})
+
+    assert collect(course, upload(500, "first")) == 0
+    assert collect(course, upload(700, "second")) == 0
+    assert collect(course, upload(600, "between")) == 0
+    out = capsys.readouterr().out
+    assert marker(submitted(course)["doejane"]) == "second"
+    assert "an older attempt (upload number 600, submitted/ has 700)" in out
+
+
+def test_a_second_download_that_says_nothing_of_time_is_a_conflict_not_a_guess(course, tmp_path, capsys):
     for mark in ("old", "new"):
         folder = tmp_path / mark
         (folder / "jdoe").mkdir(parents=True)
         (folder / "jdoe" / NOTEBOOK).write_bytes(notebook_bytes(course, mark))
-        assert collect(course, folder) == 0
-    assert marker(submitted(course)["jdoe"]) == "new"
-    assert "replaced the earlier submission of: jdoe" in capsys.readouterr().out
+        (folder / "mlee").mkdir(parents=True)
+        (folder / "mlee" / NOTEBOOK).write_bytes(notebook_bytes(course, "min"))
+    assert collect(course, tmp_path / "old") == 0
+    assert collect(course, tmp_path / "new") == 1
+    out = capsys.readouterr().out
+    assert {s: marker(d) for s, d in submitted(course).items()} == {"jdoe": "old", "mlee": "min"}
+    assert ("jdoe: submitted/ already holds another notebook of this student, and nothing the LMS wrote says which "
+            f"is newer; the earlier is kept: remove submitted/jdoe/{ASSIGNMENT} to take this one") in out
+
+
+def test_a_collect_killed_halfway_is_resumed_by_collecting_again(course, tmp_path):
+    students = 150
+    source = make_zip(tmp_path / "submissions.zip", {
+        f"student{i:03d}_{1000 + i}_{5000 + i}_{NOTEBOOK}": notebook_bytes(course, f"s{i}") for i in range(students)})
+    command = [sys.executable, "-m", "grader.cli", "collect", ASSIGNMENT, "--course", str(course), "--from", str(source)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while process.poll() is None and not any((course / "submitted").glob("*")):
+            time.sleep(0.001)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait()
+    halfway = len(list((course / "submitted").glob("*")))
+    assert process.returncode == -signal.SIGKILL and halfway < students, (process.returncode, halfway)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert {s: marker(d) for s, d in submitted(course).items()} == {f"student{i:03d}": f"s{i}" for i in range(students)}
+
+
+def test_a_roster_id_that_cannot_be_a_folder_name_is_refused_before_anything_is_written(course, tmp_path, capsys):
+    roster = tmp_path / "students.csv"
+    roster.write_text("id,first_name,last_name\njdoe,Jane,Doe\n../../evil,Eve,Il\n", encoding="utf-8")
+    folder = tmp_path / "downloads"
+    (folder / "jdoe").mkdir(parents=True)
+    (folder / "jdoe" / NOTEBOOK).write_bytes(notebook_bytes(course, "jane"))
+    before = snapshot(course)
+    assert collect(course, folder, "--roster", str(roster)) == 2
+    err = capsys.readouterr().err
+    assert "'../../evil' (Eve Il) cannot be a student id: nbgrader makes it a folder name" in err
+    assert snapshot(course) == before and "Traceback" not in err
+
+
+def test_two_moodle_participants_of_one_full_name_are_set_aside_and_the_class_collected(course, tmp_path, capsys):
+    folder = tmp_path / "moodle"
+    for name, mark in (("Jane Doe_881_assignsubmission_file_", "jane"), ("Jane Doe_883_assignsubmission_file_", "copy"),
+                       ("Min Lee_882_assignsubmission_file_", "min")):
+        (folder / name).mkdir(parents=True)
+        (folder / name / NOTEBOOK).write_bytes(notebook_bytes(course, mark))
+    assert collect(course, folder) == 1
+    out = capsys.readouterr().out
+    assert {s: marker(d) for s, d in submitted(course).items()} == {"min_lee": "min"}
+    assert "jane_doe: files from 2 places map to this student: moodle participant 881 in Jane Doe_881" in out
+
+
+def test_a_damaged_record_of_earlier_collects_costs_nothing(course, tmp_path, capsys):
+    first = make_zip(tmp_path / "first.zip", {f"doejane_12345_500_{NOTEBOOK}": notebook_bytes(course, "first")})
+    assert collect(course, first) == 0
+    record = course / ".kitgrade" / "collected" / f"{ASSIGNMENT}.json"
+    record.write_text('{"doejane": {"collected": {"origin": 1, "attempt": "x"}}, "x": []}')
+    later = make_zip(tmp_path / "later.zip", {f"doejane_12345_700_{NOTEBOOK}": notebook_bytes(course, "later")})
+    assert collect(course, later) == 1  # judged by submitted/ alone: nothing there says which is newer
+    out = capsys.readouterr().out
+    assert marker(submitted(course)["doejane"]) == "first" and "nothing the LMS wrote says which is newer" in out

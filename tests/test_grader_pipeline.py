@@ -81,12 +81,12 @@ def submissions(course, expected, tmp_path_factory):
     inbound = Path(course.config().Exchange.root) / "ad101" / "inbound"
     downloads = io.BytesIO()
     with zipfile.ZipFile(downloads, "w") as archive:
-        for student, (build, _, _) in expected.items():
+        for number, (student, (build, _, _)) in enumerate(expected.items()):
             content = build(source, release)
-            if student in VIA_ZIP:
+            if student in VIA_ZIP:  # Canvas's names: a user id per student
                 for name, data in _files(content).items():
                     data = nbformat.writes(data).encode() if isinstance(data, nbformat.NotebookNode) else data
-                    archive.writestr(f"{student.replace('_', '-')}_1234_5678_{name}", data)
+                    archive.writestr(f"{student.replace('_', '-')}_{1234 + number}_5678_{name}", data)
             else:
                 _write_submission(inbound / f"{student}+{ASSIGNMENT}+2026-01-15 10:00:00.000000 UTC+x1", content)
     zip_path = tmp_path_factory.mktemp("lms") / "downloads.zip"

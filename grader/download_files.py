@@ -1,0 +1,115 @@
+"""``collect --from``, step 1: every file of an LMS download (a folder or a zip), read as a file.
+
+No symbolic link, hard link, device, pipe or unsafe zip entry is followed or read (each is listed
+as left out, with why); sizes are bounded; nothing is written.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from .errors import UsageError
+
+#: The largest file read from a download (a notebook is far smaller; a zip bomb is not read).
+MAX_FILE_BYTES = 100 * 1024 * 1024
+#: What operating systems add to folders and zips; skipped without a word.
+NOISE = ("__MACOSX", ".DS_Store", "Thumbs.db", "desktop.ini")
+
+@dataclass
+class DownloadedFile:
+    path: str          # where it is in the download (POSIX, relative)
+    data: bytes
+
+
+def read_download(source: Path) -> tuple[list[DownloadedFile], list[tuple[str, str]]]:
+    """Every regular file of a folder or zip, and what was left out (path, reason)."""
+    if source.is_dir():
+        return _read_folder(source)
+    if not source.exists():
+        raise UsageError(f"{source}: no such file or folder")
+    if not zipfile.is_zipfile(source):
+        raise UsageError(f"{source} is neither a folder nor a zip archive; give the zip your LMS made, "
+                         "or the folder you unpacked it into")
+    return _read_zip(source)
+
+
+def _read_folder(root: Path) -> tuple[list[DownloadedFile], list[tuple[str, str]]]:
+    files, left_out = [], []
+    for folder, subfolders, names in os.walk(root, followlinks=False):
+        relative_folder = Path(folder).relative_to(root)
+        for name in list(subfolders):
+            if name in NOISE:
+                subfolders.remove(name)
+            elif os.path.islink(os.path.join(folder, name)):
+                subfolders.remove(name)
+                left_out.append(((relative_folder / name).as_posix(), "a symbolic link to a folder; not followed"))
+        for name in sorted(names):
+            relative = (relative_folder / name).as_posix()
+            if name in NOISE or name.startswith("._"):
+                continue
+            path = os.path.join(folder, name)
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode):
+                left_out.append((relative, "a symbolic link; not followed"))
+            elif not stat.S_ISREG(info.st_mode):
+                left_out.append((relative, "not a regular file (a device, pipe or socket); not read"))
+            elif info.st_nlink > 1:
+                left_out.append((relative, "a hard link (the same file has another name elsewhere); not read"))
+            elif info.st_size > MAX_FILE_BYTES:
+                left_out.append((relative, f"larger than {MAX_FILE_BYTES >> 20} MiB; not read"))
+            else:
+                data = _read_regular_file(path, info)
+                if data is None:
+                    left_out.append((relative, "changed while it was read; not read"))
+                else:
+                    files.append(DownloadedFile(relative, data))
+    return files, left_out
+
+
+def _read_regular_file(path: str, expected: os.stat_result) -> bytes | None:
+    """The file's bytes, if it is still the regular file that was listed (never through a link)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (expected.st_dev, expected.st_ino) \
+                or info.st_nlink > 1:
+            return None
+        data = handle.read(MAX_FILE_BYTES + 1)
+    return data if len(data) <= MAX_FILE_BYTES else None
+
+
+def _read_zip(source: Path) -> tuple[list[DownloadedFile], list[tuple[str, str]]]:
+    files, left_out = [], []
+    try:
+        with zipfile.ZipFile(source) as archive:
+            for info in archive.infolist():
+                name = info.filename
+                parts = PurePosixPath(name).parts
+                if info.is_dir() or any(part in NOISE or part.startswith("._") for part in parts):
+                    continue
+                kind = (info.external_attr >> 16) & 0o170000
+                if "\\" in name or name.startswith("/") or ".." in parts or "\0" in name or not parts:
+                    left_out.append((name, "an unsafe path in the zip; not read"))
+                elif kind == stat.S_IFLNK:
+                    left_out.append((name, "a symbolic link; not followed"))
+                elif kind not in (0, stat.S_IFREG):
+                    left_out.append((name, "not a regular file; not read"))
+                elif info.file_size > MAX_FILE_BYTES:
+                    left_out.append((name, f"larger than {MAX_FILE_BYTES >> 20} MiB; not read"))
+                else:
+                    with archive.open(info) as handle:
+                        data = handle.read(MAX_FILE_BYTES + 1)
+                    if len(data) > MAX_FILE_BYTES:
+                        left_out.append((name, f"larger than {MAX_FILE_BYTES >> 20} MiB; not read"))
+                    else:
+                        files.append(DownloadedFile(name, data))
+    except (zipfile.BadZipFile, OSError, RuntimeError) as error:  # RuntimeError: an encrypted entry
+        raise UsageError(f"{source}: the zip cannot be read ({type(error).__name__}: {error})") from None
+    return files, left_out

@@ -1,0 +1,161 @@
+"""Student text is data: one way to show it for each place it goes, and only here.
+
+A student chooses their notebook's outputs, its file names, often their display name in the LMS,
+and so every text the kit shows that came from them. Each sink shows it as text, never as code:
+
+- **terminal** (``for_terminal``, ``EscapingStream``): control characters and escape sequences are
+  shown escaped (``\\x1b[2J``), never sent to the instructor's terminal; the kit's own messages go
+  to a stream that escapes everything but line breaks, and a single field that could hold student
+  text is escaped on its own, line breaks included, so it cannot forge a line of the kit's.
+- **HTML** (``for_html``, ``clean_html``, ``CONTENT_SECURITY_POLICY``): text is escaped; where a
+  page must show a student's markup (a notebook's HTML output or markdown cell, in feedback), it
+  is cleaned to an allow-list of tags and attributes that run nothing, and the page carries a
+  Content-Security-Policy that lets no script run but MathJax's.
+- **spreadsheet** (``for_spreadsheet``): a CSV cell that starts with ``= + - @``, a tab or a
+  carriage return is read as text, as OWASP's CSV-injection advice says: a single quote in front.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+import sys
+from contextlib import contextmanager
+
+# C0 and C1 controls, DEL, and the characters that reorder or hide text (bidi overrides, zero
+# width): what a terminal acts on or a reader cannot see
+_WIDTHLESS = "\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
+_TERMINAL_FIELD = re.compile(f"[\x00-\x1f\x7f-\x9f{_WIDTHLESS}]")
+_TERMINAL_STREAM = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_WIDTHLESS}]")  # line breaks and tabs kept
+
+
+def _escape(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def for_terminal(text: object) -> str:
+    """``text`` as one field of a terminal line: every control character shown escaped, line
+    breaks too (``'\\x1b]0;pwned\\x07'`` -> ``'\\\\x1b]0;pwned\\\\x07'``)."""
+    return _TERMINAL_FIELD.sub(_escape, str(text))
+
+
+def for_terminal_lines(text: object) -> str:
+    """``text`` as terminal lines: line breaks and tabs kept, every other control shown escaped."""
+    return _TERMINAL_STREAM.sub(_escape, str(text))
+
+
+class EscapingStream(io.TextIOBase):
+    """A text stream that shows what is written to it with ``for_terminal_lines``.
+
+    ``unescaped`` is the stream beneath, for the kit's own control sequences (the progress line
+    redraws itself with ``\\r``): only text the kit wrote itself goes there.
+    """
+
+    def __init__(self, stream):
+        self.unescaped = stream
+
+    def write(self, text: str) -> int:
+        self.unescaped.write(for_terminal_lines(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.unescaped.flush()
+
+    def isatty(self) -> bool:
+        return self.unescaped.isatty()
+
+    def fileno(self) -> int:
+        return self.unescaped.fileno()
+
+    @property
+    def encoding(self):
+        return getattr(self.unescaped, "encoding", "utf-8")
+
+    @property
+    def errors(self):
+        return getattr(self.unescaped, "errors", "strict")
+
+
+def unescaped(stream):
+    """The stream beneath an ``EscapingStream`` (any other stream as it is)."""
+    return getattr(stream, "unescaped", stream)
+
+
+@contextmanager
+def escaped_terminal():
+    """``sys.stdout`` and ``sys.stderr`` escaping control characters while the block runs."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = EscapingStream(unescaped(sys.stdout)), EscapingStream(unescaped(sys.stderr))
+    try:
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        sys.stdout, sys.stderr = saved
+
+
+# ---- HTML --------------------------------------------------------------------------------------------
+def for_html(text: object) -> str:
+    """``text`` shown as text in HTML (quotes escaped too: safe in an attribute)."""
+    return html.escape(str(text), quote=True)
+
+
+#: MathJax, which nbgrader's feedback template loads, is the only script a kit page runs; it
+#: evaluates its own configuration block, hence 'unsafe-eval' (no other script can be there to use it).
+MATHJAX = "https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/"
+CONTENT_SECURITY_POLICY = (f"default-src 'none'; script-src {MATHJAX} 'unsafe-eval'; style-src 'unsafe-inline' "
+                           f"{MATHJAX}; font-src {MATHJAX} data:; img-src data:; base-uri 'none'; form-action 'none'")
+CSP_META = f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">'
+
+# What markdown and the usual notebook outputs (pandas tables, images) need, and nothing that runs.
+_TAGS = {"a", "abbr", "b", "blockquote", "br", "caption", "code", "dd", "del", "details", "div", "dl", "dt", "em",
+         "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "ol", "p", "pre", "s", "samp",
+         "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr",
+         "u", "ul"}
+_ATTRIBUTES = {"class", "id", "title", "alt", "align", "colspan", "rowspan", "width", "height", "start"}
+_IMAGE_DATA = re.compile(r"^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]*$")
+_LINK = re.compile(r"^(https?://|mailto:|#)", re.I)
+
+
+def _allowed_attribute(tag: str, name: str, value: str) -> bool:
+    if name in _ATTRIBUTES:
+        return True
+    if tag == "a" and name == "href":
+        return bool(_LINK.match(value.strip()))
+    if tag == "img" and name == "src":  # an embedded picture; an address would be fetched when the page opens
+        return bool(_IMAGE_DATA.match(value.strip()))
+    return False
+
+
+def clean_html(fragment: object) -> str:
+    """A student's markup (an HTML output, a markdown cell) reduced to tags that run nothing: no
+    script, style, frame, form, event handler or ``javascript:`` link; what is dropped is shown as text."""
+    import bleach
+
+    text = fragment.decode() if isinstance(fragment, bytes) else str(fragment)
+    return bleach.clean(text, tags=_TAGS, attributes=_allowed_attribute, protocols={"http", "https", "mailto", "data"},
+                        strip=False, strip_comments=True)
+
+
+def with_csp(page: str) -> str:
+    """An HTML page with the kit's Content-Security-Policy as the first element of its head."""
+    head = re.search(r"<head(\s[^>]*)?>", page, re.I)
+    if head is None:
+        return CSP_META + page
+    return page[:head.end()] + CSP_META + page[head.end():]
+
+
+# ---- spreadsheets -------------------------------------------------------------------------------------
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"^-?\d+(\.\d+)?([eE][-+]?\d+)?$")
+
+
+def for_spreadsheet(cell: object) -> str:
+    """A CSV cell a spreadsheet reads as text: one starting with ``= + - @``, tab or carriage return
+    gets a single quote in front (OWASP); a plain number (``-1.5``) is left a number."""
+    text = "" if cell is None else str(cell)
+    if text.startswith(_FORMULA_START) and not _NUMBER.match(text):
+        return "'" + text
+    return text
