@@ -320,3 +320,45 @@ def test_a_notebook_of_100000_cells_is_refused_quickly_with_a_small_report(cours
     result = graded[PS1]["report"]["many_cells"]
     assert any("100032 cells, more than the 2000 a notebook may have" in r for r in result["reasons"]), result
     assert (course / "reports" / f"{PS1}.json").stat().st_size < 200_000
+
+
+# ---- the hidden part's rules, on the trusted side alone ---------------------------------------------
+def _run_test(source, answers):
+    from grader.sandbox.trusted_tests import TrustedSide
+
+    requests = []
+
+    def probe(code):
+        requests.append(code)
+        return answers(code)
+
+    outputs, failed = TrustedSide(probe).run_test(source, 10_000)
+    return [o.get("evalue") for o in outputs if o["output_type"] == "error"], requests
+
+
+def test_a_hidden_part_that_asks_again_after_a_check_is_refused():
+    source = ("### BEGIN HIDDEN TESTS\ncheck(student('1') == 1, 'a', 1, 0, 'x')\n"
+              "check(student('2') == 2, 'b', 2, 0, 'y')\n### END HIDDEN TESTS")
+    errors, requests = _run_test(source, lambda code: eval(code))
+    assert errors == ["the hidden checks could not run: a hidden test must ask for all its answers in one "
+                      "student_batch([...]) before its first check"]
+    assert requests == ["1"]
+
+
+def test_a_hidden_batch_is_one_request_and_its_output_only_the_count():
+    from grader.checks import answer_all
+    from grader.sandbox.values import plain
+
+    source = ("print('visible')\n### BEGIN HIDDEN TESTS\nprint('hidden')\n"
+              "got = student_batch(['1', '2', '1 / 0'])\n"
+              "for g, e in zip(got, [1, 2, 3]):\n    check(g == e, 'v', e, g, 'secret input')\n### END HIDDEN TESTS")
+    errors, requests = _run_test(source, lambda code: plain(eval(code, {"answer_all": answer_all,
+                                                                      "__import__": __import__})))
+    assert errors == ["2 of 3 hidden checks passed"] and len(requests) == 1
+
+
+def test_markers_inside_a_block_make_the_whole_cell_hidden():
+    from grader.sandbox.trusted_tests import split_hidden
+
+    assert split_hidden("a = 1\n### BEGIN HIDDEN TESTS\nb = 2\n### END HIDDEN TESTS\nc = 3") == ("a = 1", "b = 2\nc = 3")
+    assert split_hidden("if True:\n    a = 1\n    ### BEGIN HIDDEN TESTS\n    b = 2\n    ### END HIDDEN TESTS")[0] == ""

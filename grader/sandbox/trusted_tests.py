@@ -25,12 +25,12 @@ END_HIDDEN = ClearHiddenTests.end_test_delimeter.default_value
 
 
 def is_trusted_test(source: str) -> bool:
-    """Whether a test cell's code asks for the student's values with ``student(...)``."""
+    """Whether a test cell's code asks for the student's values with ``student(...)`` or ``student_batch(...)``."""
     try:
         tree = ast.parse(_python(source))
     except SyntaxError:
         return False
-    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "student"
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("student", "student_batch")
                for node in ast.walk(tree))
 
 
