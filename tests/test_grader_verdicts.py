@@ -76,6 +76,7 @@ def second_derivative(f, x0):
     (dy,) = torch.autograd.grad(f(x), x, create_graph=True)
     (d2y,) = torch.autograd.grad(dy, x)
     return d2y.item()'''
+SLEEPS_AT_FIRST_HIDDEN = STOPS_AT_FIRST_HIDDEN.replace("os._exit(0)", "import time\n        time.sleep(600)")
 #: Hidden inputs of task 1 (a) that a leak would show.
 HIDDEN_INPUTS = ("torch.exp(2 * x)", "0.3", "1.2", "torch.tanh", "x * torch.sin(x)")
 
@@ -167,6 +168,8 @@ CASES = {
         "forged_object": (lambda r, s: _notebook(r, s, {"backward_again": FORGED_ERROR_OBJECT}), FULL[PS1] - 1),
         "prints_inputs": (lambda r, s: _notebook(r, s, {"second_derivative": PRINTS_INPUTS}), FULL[PS1] - 2),
         "stops_at_first_hidden": (lambda r, s: _notebook(r, s, {"second_derivative": STOPS_AT_FIRST_HIDDEN}), 0),
+        "sleeps_at_first_hidden": (lambda r, s: _notebook(r, s, {"second_derivative": SLEEPS_AT_FIRST_HIDDEN}),
+                                   FULL[PS1] - 2),
         "deep_output": (lambda r, s: _notebook(r, s, extra_cells=[(2, DEEP_OUTPUT)]), None),
         "deep_notebook": (_deep_notebook, 0),
         "many_cells": (_many_cells, 0),
@@ -276,10 +279,15 @@ def test_printed_hidden_inputs_reach_no_output_or_feedback(course, graded):
     for text in (nbformat.writes(nb), feedback):
         assert "CALLED WITH" in text  # the visible calls' prints
         assert not any(f"CALLED WITH {x}" in text for x in ("3 ", "0.3", "1.2", "0.5")), "a hidden input leaked"
+    # without the hidden tests' code, the feedback still says how many passed
+    assert kitgrade(["feedback", PS1, "--course", str(course), "--hide-hidden-tests"]) == 0
+    feedback = (course / "feedback" / "prints_inputs" / PS1 / f"{NOTEBOOKS[PS1]}.html").read_text()
+    assert "9 of 10 hidden checks passed" in feedback and "torch.exp(2 * x)" not in feedback
 
 
-def test_a_student_who_stops_at_the_first_hidden_call_learns_only_the_count(course, graded):
-    nb = _autograded(course, PS1, "stops_at_first_hidden")
+@pytest.mark.parametrize("student", ["stops_at_first_hidden", "sleeps_at_first_hidden"])
+def test_a_student_who_stops_at_the_first_hidden_call_learns_only_the_count(course, graded, student):
+    nb = _autograded(course, PS1, student)
     cell = _test_cell(nb, "test_second_derivative")
     assert [o.evalue for o in cell.outputs if o.output_type == "error"] == ["0 of 10 hidden checks passed"]
     outputs = json.dumps(cell.outputs)
