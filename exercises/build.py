@@ -50,7 +50,8 @@ import nbformat
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / "_src"
 
-CHECK_HELPERS = "from grader.checks import StudentCodeError, StudentException, check, check_close, describe, student"
+CHECK_HELPERS = ("from grader.checks import NoAnswer, StudentCodeError, check, check_close, describe, student, "
+                 "student_batch")
 
 REFERENCE = '''\
 import numpy as np

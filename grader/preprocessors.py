@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import nbformat
 from nbconvert.exporters.exporter import ResourcesDict
@@ -155,6 +156,11 @@ class ReplayExecution(NbGraderPreprocessor):
         return nb, resources
 
 
+#: What a trusted test's hidden part says when it fails (grader/sandbox/trusted_tests.py): only a
+#: count, so feedback keeps it.
+HIDDEN_COUNT = re.compile(r"^\d+ of \d+ hidden checks passed(; the others could not run)?$")
+
+
 class HideHiddenTests(ClearHiddenTests):
     """Remove hidden-test regions from feedback, and the tracebacks that would quote them."""
 
@@ -163,7 +169,7 @@ class HideHiddenTests(ClearHiddenTests):
         cell, resources = super().preprocess_cell(cell, resources, cell_index)
         if had_hidden and cell.cell_type == "code":
             for output in cell.get("outputs", []):
-                if output.output_type == "error":
+                if output.output_type == "error" and not HIDDEN_COUNT.match(output.get("evalue", "")):
                     output.traceback = [f"{output.ename} (details hidden: this cell holds hidden tests)"]
                     output.evalue = ""
         return cell, resources

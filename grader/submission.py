@@ -15,6 +15,11 @@ from pathlib import Path
 
 import nbformat
 
+from .sandbox.protocol import MAX_JSON_DEPTH, nesting_depth
+
+#: Most cells a submitted notebook may have (each is a round trip to the student's process and a
+#: record in nbgrader's pipeline: 100,000 cells took minutes and a report of megabytes).
+MAX_CELLS = 2000
 #: Largest submitted notebook read when no limit is given (``KitGrade.notebook_size_limit_mb``).
 DEFAULT_SIZE_LIMIT = 20 * 1024 * 1024
 
@@ -66,10 +71,18 @@ def parse_notebook(raw: bytes):
     """Return ``(notebook, None)`` or ``(None, reason)`` for a submitted file's bytes."""
     try:
         data = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        return None, f"nested more than {MAX_JSON_DEPTH} levels deep: not a notebook Jupyter writes; not graded"
     except (UnicodeDecodeError, ValueError) as error:
         return None, f"not valid notebook JSON ({type(error).__name__}: {str(error)[:80]}); file truncated or corrupted?"
     if not isinstance(data, dict) or "cells" not in data and "worksheets" not in data:
         return None, "not a notebook (no cells)"
+    if nesting_depth(data) > MAX_JSON_DEPTH:
+        return None, f"nested more than {MAX_JSON_DEPTH} levels deep: not a notebook Jupyter writes; not graded"
+    cells = data.get("cells")
+    if isinstance(cells, list) and len(cells) > MAX_CELLS:
+        return None, (f"{len(cells)} cells, more than the {MAX_CELLS} a notebook may have; not graded "
+                      "(hand in the assignment's notebook with your answers in its cells)")
     major = data.get("nbformat")
     if major != 4:
         return None, f"wrong notebook format (nbformat {major!r}, expected 4)"

@@ -29,6 +29,24 @@ import select
 import time
 
 
+#: How deeply JSON from a student (a message, an output, a notebook) may nest. nbformat and nbgrader
+#: walk notebooks recursively: a notebook nested a thousand levels deep stops them with a RecursionError.
+MAX_JSON_DEPTH = 64
+
+
+def nesting_depth(data, limit: int = MAX_JSON_DEPTH) -> int:
+    """How deeply lists and dicts nest in ``data`` (counted without recursion), stopping past ``limit``."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                return deepest
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 def send(fd: int, message: dict) -> None:
     """Write one message (used on both sides)."""
     data = (json.dumps(message, default=str) + "\n").encode()

@@ -28,7 +28,7 @@ from nbgrader import utils as nbgrader_utils
 
 from ..checks import StudentCodeError
 from .policy import SandboxPolicy
-from .protocol import Closed, ProtocolError, Reader, TimedOut, send
+from .protocol import MAX_JSON_DEPTH, Closed, ProtocolError, Reader, TimedOut, nesting_depth, send
 from .recorder import clip
 from .trusted_tests import TrustedSide, is_trusted_test, output_size
 from .values import ValueRejected, decode
@@ -202,7 +202,12 @@ def run_notebook(zygote, nb, policy: SandboxPolicy, instructor_sources: dict | N
             kind, source = _classify(cell, instructor_sources)
             if kind == "trusted test":
                 report.trusted_tests.append(label[0])
+                if not process.alive:  # no answers can come: the test's own work would only spend the class's time
+                    _keep(cell, _not_run(process), budget, always=True)
+                    continue
                 outputs, _ = trusted.run_test(source, budget[0])
+                report.findings.extend(f"{label[0]}: hidden check failed (not shown to the student): {failure}"
+                                       for failure in trusted.hidden_failures)
                 for output in outputs:
                     _keep(cell, output, budget, always=output["output_type"] == "error")
                 continue
@@ -213,13 +218,15 @@ def run_notebook(zygote, nb, policy: SandboxPolicy, instructor_sources: dict | N
             if kind == "instructor":
                 trusted.run_setup(source)
             if reply is None:
-                _keep(cell, _error("DeadKernelError", f"the notebook's process {process.ended_how or 'ended'} "
-                                   "before this cell could finish"), budget, always=True)
+                _keep(cell, _not_run(process), budget, always=True)
                 continue
             count = reply.get("execution_count")
             cell.execution_count = count if isinstance(count, int) else None
             for output in reply.get("outputs") if isinstance(reply.get("outputs"), list) else []:
                 if _well_formed(output):
+                    if nesting_depth(output) > MAX_JSON_DEPTH:
+                        report.findings.append(f"{label[0]}: an output nested more than {MAX_JSON_DEPTH} levels "
+                                               "deep was dropped")
                     _keep(cell, output, budget, always=output["output_type"] == "error" and kind != "student")
             if reply.get("interrupted"):
                 _keep(cell, _error("CellTimeoutError", f"the cell ran longer than {limits.cell_timeout:g} s"),
@@ -242,16 +249,17 @@ def _probe(process: StudentProcess, code: str, label: str):
         raise TypeError("student() takes the code to run as a string")
     reply = process.request("probe", {"code": code}, label)
     if reply is None:
-        raise StudentCodeError("NoAnswer", f"the notebook's process {process.ended_how or 'ended'} without answering")
+        raise StudentCodeError(f"no answer: the notebook's process {process.ended_how or 'ended'} without answering")
     if reply.get("interrupted"):
-        raise StudentCodeError("TimeoutError", f"no answer within {process.limits.cell_timeout:g} s")
+        raise StudentCodeError(f"no answer within {process.limits.cell_timeout:g} s")
     error = reply.get("error")
-    if isinstance(error, dict):
-        raise StudentCodeError(clip(str(error.get("ename", "Error")), 100), clip(str(error.get("evalue", "")), 2000))
+    if isinstance(error, dict):  # what the student's process says its code raised: text for people, no verdict
+        reported = f"{clip(str(error.get('ename', 'Error')), 100)}: {clip(str(error.get('evalue', '')), 2000)}"
+        raise StudentCodeError(f"the code raised, as the notebook reports: {reported}")
     try:
         return decode(reply.get("value"))
     except ValueRejected as rejected:
-        raise StudentCodeError("ValueRejected", f"the answer is not a plain value ({rejected})") from None
+        raise StudentCodeError(f"the answer is not a plain value ({rejected})") from None
 
 
 def _classify(cell, instructor_sources: dict | None) -> tuple[str, str]:
@@ -274,6 +282,9 @@ def _classify(cell, instructor_sources: dict | None) -> tuple[str, str]:
 
 def _keep(cell, output: dict, budget: list, always: bool = False) -> None:
     """Add an output to a cell within the notebook's budget (a test's error output always, clipped)."""
+    if nesting_depth(output) > MAX_JSON_DEPTH:  # nbformat and nbgrader would fail on it in the instructor's process
+        output = _error("OutputTooDeep", f"an output nested more than {MAX_JSON_DEPTH} levels deep was dropped")
+        always = True
     if output.get("output_type") == "error":
         output = {"output_type": "error", "ename": clip(str(output.get("ename", "Error")), 200),
                   "evalue": clip(str(output.get("evalue", "")), 2000),
@@ -288,6 +299,10 @@ def _keep(cell, output: dict, budget: list, always: bool = False) -> None:
         cell.outputs.append(nbformat.from_dict(output))
     except Exception:
         cell.outputs.append(nbformat.from_dict(_error("MalformedOutput", "an output could not be read")))
+
+
+def _not_run(process: StudentProcess) -> dict:
+    return _error("DeadKernelError", f"the notebook's process {process.ended_how or 'ended'} before this cell could finish")
 
 
 def _error(ename: str, evalue: str) -> dict:

@@ -80,7 +80,7 @@ def encode(value, _depth=0):
     if type(value) is float:
         return value if math.isfinite(value) else {"float": repr(value)}
     if isinstance(value, np.generic) and value.dtype.name in DTYPES:
-        return {"scalar": {"dtype": value.dtype.name, "data": _b64(np.asarray(value).tobytes())}}
+        return {"scalar": _array(np.asarray(value))}
     if hasattr(value, "detach") and hasattr(value, "numpy") and not isinstance(value, np.ndarray):
         try:
             value = np.asarray(value.detach().numpy())
@@ -89,8 +89,7 @@ def encode(value, _depth=0):
     if isinstance(value, np.ndarray):
         if value.dtype.name not in DTYPES:
             return _opaque(value)
-        array = np.ascontiguousarray(value)
-        return {"ndarray": {"dtype": array.dtype.name, "shape": list(array.shape), "data": _b64(array.tobytes())}}
+        return {"ndarray": _array(value)}
     if type(value) is list:
         return [encode(item, _depth + 1) for item in value]
     if type(value) is tuple:
@@ -102,6 +101,16 @@ def encode(value, _depth=0):
     if isinstance(value, (int, float)):  # int/float subclasses (bool is handled above)
         return encode(int(value) if isinstance(value, int) else float(value), _depth)
     return _opaque(value)
+
+
+def _array(array: np.ndarray) -> dict:
+    """An array's dtype, shape and elements in C order, in the machine's byte order.
+
+    Exact for any array: 0-d stays 0-d (``ascontiguousarray`` would make it shape (1,)), and views,
+    transposes and negative strides are read element by element in order by ``tobytes``.
+    """
+    native = array.astype(array.dtype.newbyteorder("="), copy=False)
+    return {"dtype": native.dtype.name, "shape": list(native.shape), "data": _b64(native.tobytes(order="C"))}
 
 
 def _opaque(value):
