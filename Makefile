@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 TORCH  := torch==2.13.0
 
-.PHONY: lab lab-check reset-lesson test setup setup-test fonts browser bench clean hub hub-env hub-clean
+.PHONY: lab lab-check reset-lesson test setup setup-test fonts browser bench clean hub hub-env hub-clean hub-root
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,7 @@ lab-check: setup
 	@$(BIN)/python scripts/lab.py --check
 
 # ruff (configured in pyproject.toml) first: a lint error fails fast, before the long tests.
-test: setup-test hub-env
+test: setup-test fonts $(if $(AS_ROOT),hub-env)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
@@ -84,34 +84,52 @@ browser: fonts
 
 # A class on JupyterHub (deploy/hub/, docs/deploy.md): the hub on 127.0.0.1:8000, an instructor,
 # three students and ps1/ps2 released; prints the logins. Needs root (it creates system accounts);
-# `make hub-clean` removes them. The user servers run as those accounts, so their environment
-# (.venv-hub) is built from a Python every account can run: the system's, not one under /root.
+# `make hub-clean` removes them (each gradebook kept aside). The servers run as those accounts and
+# must read nothing of this checkout, which holds the course: their environment is a copy of the
+# kit (not editable) built from a Python every account can run (the system's, not one under
+# /root), outside the checkout, one per checkout; `.venv-hub` points to it.
 HUB_PYTHON ?= $(firstword $(wildcard /usr/bin/python3) $(PYTHON))
-HUB_ENV    := .venv-hub
+HUB_ENV    ?= /opt/autograd-kit-hub/env-$(shell printf '%s' '$(CURDIR)' | cksum | cut -d' ' -f1)
 HUB_STATE  ?= /srv/autograd-kit-hub
 CHP        := deploy/hub/node_modules/.bin/configurable-http-proxy
+KIT_CODE   := pyproject.toml $(shell find autograd_core grader graph_explorer -name '*.py' 2>/dev/null)
+HUB_GOAL   := $(or $(filter hub%,$(MAKECMDGOALS)),hub)
 
-$(HUB_ENV)/.installed: pyproject.toml
+hub-root:
+	@test "$$(id -u)" = 0 || { echo "$(HUB_GOAL): a class on the hub has a system account per person, and its \
+	environment is installed outside this checkout: run it as root (sudo make $(HUB_GOAL))" >&2; exit 1; }
+
+$(HUB_ENV)/.installed: pyproject.toml | hub-root
 	@test -x "$(HUB_PYTHON)" || { echo "hub: $(HUB_PYTHON) not found; set HUB_PYTHON to a Python 3.10+ that every account can run" >&2; exit 1; }
 	@$(HUB_PYTHON) -c "import ensurepip, venv" 2>/dev/null || { command -v apt-get >/dev/null && \
 	  echo "hub: installing python3-venv with apt-get" && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; }
 	$(HUB_PYTHON) -m venv $(HUB_ENV)
+	chmod 755 $(dir $(HUB_ENV)) $(HUB_ENV)
 	$(HUB_ENV)/bin/python -m pip install --quiet --upgrade pip
-	$(HUB_ENV)/bin/pip install --quiet -e ".[lab,grade,hub]"
+	$(HUB_ENV)/bin/pip install --quiet ".[lab,grade,hub]"
+	touch $@
+
+# The kit's code is copied into the hub's environment, so it is copied again when it changes.
+$(HUB_ENV)/.kit: $(HUB_ENV)/.installed $(KIT_CODE)
+	$(HUB_ENV)/bin/pip install --quiet --no-deps --force-reinstall .
+	rm -rf build
+	@if [ -d .venv-hub ] && [ ! -L .venv-hub ]; then rm -rf .venv-hub; fi
+	ln -sfn $(HUB_ENV) .venv-hub
 	touch $@
 
 $(CHP): deploy/hub/package.json deploy/hub/package-lock.json
 	npm ci --prefix deploy/hub --no-audit --no-fund --loglevel=error
 	touch $@
 
-hub-env: $(HUB_ENV)/.installed $(CHP) fonts
+hub-env: hub-root $(HUB_ENV)/.kit $(CHP) fonts
 
-hub: hub-env
+hub: hub-root hub-env
 	$(HUB_ENV)/bin/python deploy/hub/kithub.py demo --state $(HUB_STATE)
 
-hub-clean:
+hub-clean: hub-root
 	$(HUB_ENV)/bin/python deploy/hub/kithub.py teardown --state $(HUB_STATE)
 
 clean:
-	rm -rf $(VENV) $(HUB_ENV) build *.egg-info deploy/hub/node_modules
+	rm -rf $(VENV) .venv-hub build *.egg-info deploy/hub/node_modules
+	if [ "$$(id -u)" = 0 ]; then rm -rf $(HUB_ENV); fi

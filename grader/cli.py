@@ -5,7 +5,7 @@
     kitgrade collect ex1 [--from downloads.zip]      # from the exchange, or LMS downloads (--roster students.csv)
     kitgrade autograde ex1 [--workers N]             # parallel, sandboxed; report in reports/ex1.csv
     kitgrade autograde ex1 --cluster tls://HOST:8786 # the same on the workers of a dask scheduler
-    kitgrade feedback ex1 [--hide-hidden-tests]      # HTML per student in feedback/
+    kitgrade feedback ex1 [--show-hidden-tests]      # HTML per student in feedback/ (hidden tests left out)
                           [--release]                #   and back to the students through the exchange
     kitgrade export [--lms-csv grades.csv] [--dry-run]   # nbgrader's CSV plus a Canvas gradebook import file
                     [--allow-manual-pending]            #   even with written answers not graded yet
@@ -187,7 +187,8 @@ def cmd_feedback(args) -> int:
                          f"{args.assignment}` first")
     _will_write(course, "feedback", course.path("feedback"),
                 *([exchange_root(course) / course.course_id / "feedback"] if args.release else []), gradebook="read")
-    hide = args.hide_hidden_tests or course.settings().hide_hidden_tests_in_feedback
+    # hidden by default; --hide-hidden-tests is still accepted (it was the way to hide them)
+    hide = not args.show_hidden_tests and (args.hide_hidden_tests or course.settings().hide_hidden_tests_in_feedback)
     files = generate_feedback(course, args.assignment, hide_hidden_tests=hide)
     print(f"{args.assignment}: {len(files)} feedback file(s) in feedback/" + (" (hidden tests left out)" if hide else ""))
     waiting = awaiting_manual(course, args.assignment)
@@ -313,7 +314,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("feedback", cmd_feedback, "write HTML feedback for every graded student")
     sub.add_argument("assignment")
-    sub.add_argument("--hide-hidden-tests", action="store_true", help="keep hidden-test source out of feedback")
+    shown = sub.add_mutually_exclusive_group()
+    shown.add_argument("--show-hidden-tests", action="store_true",
+                       help="show the hidden tests' code and messages in the feedback (left out by default)")
+    shown.add_argument("--hide-hidden-tests", action="store_true", help="leave them out (the default)")
     sub.add_argument("--release", action="store_true",
                      help="return it to the students through the exchange (they fetch it in their Assignments panel)")
 

@@ -83,12 +83,16 @@ def _listing(folder: Path) -> dict[str, bytes]:
 
 
 def _inbound_copies(inbound: Path, student: str, assignment: str) -> list[dict[str, bytes]]:
-    return [_listing(p) for p in inbound.glob(f"{student}+{assignment}+*") if p.is_dir()]
+    """The student's submissions in the exchange: in ``inbound/``, and in ``received/`` where the hub's
+    clerk (``grader.hub_exchange``) moves them."""
+    return [_listing(p) for folder in (inbound, inbound.parent / "received")
+            for p in folder.glob(f"{student}+{assignment}+*") if p.is_dir() and not p.is_symlink()]
 
 
 def _whole_copy(now: dict[str, bytes], copies: list[dict[str, bytes]]) -> bool:
-    """Whether the files ``now`` in a submission folder are one of ``copies``, whole (its notebooks and timestamp)."""
-    return any(now and all(copy.get(name) == data for name, data in now.items())
+    """Whether the files ``now`` in a submission folder are one of ``copies``, whole (its notebooks and
+    timestamp; the timestamp's text is the exchange's arrival time on the hub, not the student's)."""
+    return any(now and all(copy.get(name) == data for name, data in now.items() if name != "timestamp.txt")
                and all(name in now for name in copy if name.endswith(".ipynb") or name == "timestamp.txt")
                for copy in copies)
 
@@ -111,7 +115,8 @@ def _remove_incomplete_copies(course: Course, assignment: str, before: dict[str,
             except OSError:
                 pass
             removed.append(student)
-    students = sorted({p.name.split("+", 1)[0] for p in inbound.glob(f"*+{assignment}+*") if p.is_dir()})
+    students = sorted({p.name.split("+", 1)[0] for folder in (inbound, inbound.parent / "received")
+                       for p in folder.glob(f"*+{assignment}+*") if p.is_dir() and not p.is_symlink()})
     missing = [s for s in students if not _whole_copy(_listing(course.path("submitted", s, assignment)),
                                                       _inbound_copies(inbound, s, assignment))]
     return removed, missing

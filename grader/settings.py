@@ -26,7 +26,9 @@ class KitGrade(Configurable):
         Unicode(), [],
         help="Folders (besides the course) student code may never read or write: exercises with solutions, the exchange.",
     ).tag(config=True)
-    hide_hidden_tests_in_feedback = Bool(False, help="Default of `feedback --hide-hidden-tests`.").tag(config=True)
+    hide_hidden_tests_in_feedback = Bool(
+        True, help="Feedback leaves the hidden tests out unless `feedback --show-hidden-tests` (False: shows them).",
+    ).tag(config=True)
 
 
 def default_workers() -> int:

@@ -4,6 +4,9 @@
 * ``Person``: someone of the class in their own browser context: logs in on the hub's login
   page, opens notebooks in their JupyterLab, uses nbgrader's Assignments panel.
 * ``run_as``: a command as one of the class's system accounts (what they could do in a terminal).
+* ``Person.start_in_terminal`` / ``terminal_output``: a command typed into a terminal of the
+  person's own server (or of a grader service) through Jupyter's terminal API, from their browser.
+* ``WALK``: the whole file system walked as whoever runs it, listing what of the class it can read.
 * ``memory_of``: resident and proportional memory of an account's processes.
 """
 from __future__ import annotations
@@ -148,8 +151,111 @@ class Person:
         self.assignment_row("fetched", assignment).get_by_role("button", name="Submit").click()
         self.assignment_row("submitted", assignment).locator(".nested_list_item").nth(before).wait_for(timeout=60_000)
 
+    # ---- a terminal of their server: Jupyter's terminal API, from their own page --------------------
+    def start_in_terminal(self, command: str, server: str | None = None, timeout: float = 300) -> None:
+        """Open a terminal on ``server`` (a path such as ``/user/alice`` or ``/services/ad101``; their own
+        server by default) from the person's page there, and type ``command``; ``terminal_output`` waits."""
+        server = server or f"/user/{self.name}"
+        if not self.page.url.startswith(f"{self.hub_url}{server}/lab"):  # (a /files/ page is sandboxed)
+            self.page.goto(f"{self.hub_url}{server}/lab")
+            self.page.locator(".jp-LabShell").wait_for(timeout=60_000)
+        self.page.evaluate(TERMINAL_JS, [server, command, int(timeout * 1000)])
+
+    def terminal_output(self) -> tuple[int, str]:
+        """(exit status, what the terminal showed, without its control sequences) of the command."""
+        result = self.page.evaluate("() => window.kitTerminal")
+        text = re.sub(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\r", "", result["out"])
+        if result.get("error") or result.get("status") is None:
+            raise AssertionError(f"the terminal command did not finish: {result.get('error')}\n{text[-3000:]}")
+        return result["status"], text
+
+    def in_terminal(self, command: str, server: str | None = None, timeout: float = 300) -> tuple[int, str]:
+        self.start_in_terminal(command, server, timeout)
+        return self.terminal_output()
+
     def close(self) -> None:
         self.context.close()
+
+
+#: Opens a terminal through Jupyter's REST API (with the page's own cookies and XSRF token, as
+#: JupyterLab does), types the command on its websocket and keeps what comes back until the
+#: command's end marker; ``window.kitTerminal`` is a promise of {out, status}.
+TERMINAL_JS = """([server, command, timeout]) => {
+  window.kitTerminal = (async () => {
+    const xsrf = decodeURIComponent((document.cookie.match(/(?:^|;\\s*)_xsrf=([^;]*)/) || [])[1] || "");
+    const made = await fetch(`${server}/api/terminals`, {method: "POST", headers: {"X-XSRFToken": xsrf}});
+    if (!made.ok) return {out: "", error: `POST ${server}/api/terminals: ${made.status}`};
+    const {name} = await made.json();
+    const socket = new WebSocket(`${location.origin.replace(/^http/, "ws")}${server}/terminals/websocket/${name}`);
+    let out = "";
+    const result = await new Promise((resolve) => {
+      const timer = setTimeout(() => resolve({out, error: "timed out"}), timeout);
+      socket.onopen = () => socket.send(JSON.stringify(["stdin", `${command}; echo "__KIT_""DONE_$?__"\\r`]));
+      socket.onerror = () => { clearTimeout(timer); resolve({out, error: "the terminal's websocket failed"}); };
+      socket.onmessage = (event) => {
+        const [kind, data] = JSON.parse(event.data);
+        if (kind !== "stdout") return;
+        out += data;
+        const done = out.match(/__KIT_DONE_(\\d+)__/);
+        if (done) { clearTimeout(timer); resolve({out, status: Number(done[1])}); }
+      };
+    });
+    socket.close();
+    await fetch(`${server}/api/terminals/${name}`, {method: "DELETE", headers: {"X-XSRFToken": xsrf}});
+    return result;
+  })();
+}"""
+
+
+#: Run as a student (``python WALK.py SECRETS.json``): every file of the machine it can read, checked
+#: for what belongs to the course, the grader or a classmate. Prints one JSON line between markers.
+WALK = r'''
+import json, os, stat, sys
+me = os.getuid()
+spec = json.load(open(sys.argv[1]))
+never = [m.encode() for m in spec["never"]]      # hidden tests: not even in one's own files
+others = [m.encode() for m in spec["others"]]    # solutions, a classmate's work: only in one's own files
+private_names = set(spec["private_names"])       # gradebook, the hub's database, log and secrets
+class_roots = tuple(spec["class_roots"])
+skip = set(spec["skip"])
+TEXT = (".ipynb", ".py", ".txt", ".html", ".json", ".md", ".log", ".csv", ".cfg", ".toml", ".sh", ".yaml", ".db", ".sqlite")
+found, other_copies, files = [], [], 0
+for top, folders, names in os.walk("/", onerror=lambda error: None):
+    if top == "/":
+        folders[:] = [f for f in folders if f not in ("proc", "sys", "dev", "run")]
+    if top in skip:
+        folders[:] = []
+        continue
+    if "exercises" in folders and ".git" in os.listdir(top) and os.path.isdir(os.path.join(top, "exercises", "_src")):
+        other_copies.append(top)  # another checkout of the kit on this machine, not this class's
+        folders[:] = []
+        continue
+    for name in names:
+        path = os.path.join(top, name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISREG(info.st_mode) or not os.access(path, os.R_OK):
+            continue
+        files += 1
+        mine = info.st_uid == me
+        if name in private_names and path.startswith(class_roots):
+            found.append([path, "a private file of the class is readable", info.st_uid])
+            continue
+        if not name.endswith(TEXT) or info.st_size > 4_000_000:
+            continue
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        if any(m in data for m in never):
+            found.append([path, "holds a hidden test", info.st_uid])
+        elif not mine and any(m in data for m in others):
+            found.append([path, "holds a solution or a classmate's work", info.st_uid])
+print("KIT-WALK" + json.dumps({"user": me, "files": files, "found": found, "other_copies": other_copies}) + "KIT-WALK")
+'''
 
 
 def run_as(spec, account: str, *command: str, role: str | None = None, env: dict | None = None,

@@ -161,13 +161,16 @@ def test_autograded_notebooks_are_written_by_nbgrader(course, graded):
 
 
 # ---- feedback and export ------------------------------------------------------------------------
-def test_feedback_is_html_per_student_and_can_hide_hidden_tests(course, graded):
+def test_feedback_is_html_per_student_and_hides_hidden_tests_unless_asked(course, graded):
+    def page():
+        return course.path("feedback", "partial", ASSIGNMENT, f"{ASSIGNMENT}.html").read_text()
+
     assert kitgrade(["feedback", ASSIGNMENT, "--course", str(course.root)]) == 0
-    shown = course.path("feedback", "partial", ASSIGNMENT, f"{ASSIGNMENT}.html").read_text()
-    assert "BEGIN HIDDEN TESTS" in shown
+    assert "BEGIN HIDDEN TESTS" not in page() and "details hidden" in page()  # the default hides them
+    assert kitgrade(["feedback", ASSIGNMENT, "--course", str(course.root), "--show-hidden-tests"]) == 0
+    assert "BEGIN HIDDEN TESTS" in page()
     assert kitgrade(["feedback", ASSIGNMENT, "--course", str(course.root), "--hide-hidden-tests"]) == 0
-    hidden = course.path("feedback", "partial", ASSIGNMENT, f"{ASSIGNMENT}.html").read_text()
-    assert "BEGIN HIDDEN TESTS" not in hidden and "details hidden" in hidden
+    assert "BEGIN HIDDEN TESTS" not in page() and "details hidden" in page()
     assert len(list(course.path("feedback").glob(f"*/{ASSIGNMENT}/*.html"))) == len(graded)
 
 

@@ -42,9 +42,11 @@ c.Spawner.cmd = [str(spec.bin / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"
 c.Spawner.environment = {
-    "PATH": f"{spec.bin}:{spec.root / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+    "PATH": spec.path(),
     "JUPYTER_CONFIG_PATH": str(spec.jupyter_config("student")),  # nbgrader's exchange; no grader tools
-    "KIT_LESSONS": spec.lessons,
+    "KIT_LESSONS": str(spec.lessons_copy),
+    "KIT_HUB_STATE": str(spec.root),  # a terminal's login shell puts PATH back from it (kithub.write_commands)
+    "SHELL": "/bin/bash",
 }
 c.Spawner.http_timeout = 60
 c.Spawner.start_timeout = 90
@@ -53,7 +55,7 @@ c.Spawner.start_timeout = 90
 def give_lessons(spawner):
     """The student's own copy of the lessons, on the first start of their server."""
     account = pwd.getpwnam(spawner.user.name)
-    lessons.give_lessons(Path(spec.lessons), Path(account.pw_dir), account.pw_uid, account.pw_gid)
+    lessons.give_lessons(spec.lessons_copy, Path(account.pw_dir), account.pw_uid, account.pw_gid)
 
 
 c.Spawner.pre_spawn_hook = give_lessons
@@ -74,11 +76,22 @@ for course in spec.courses:
         "user": course.grader,
         "cwd": str(course.directory(spec)),
         "environment": {
-            "PATH": f"{spec.bin}:/usr/local/bin:/usr/bin:/bin",
+            "PATH": spec.path(),
             "JUPYTER_CONFIG_PATH": str(spec.jupyter_config("grader")),
             "JUPYTERHUB_DEFAULT_URL": "/lab",
+            "KIT_HUB_STATE": str(spec.root),
+            "SHELL": "/bin/bash",
         },
         "oauth_no_confirm": True,
+    })
+    services.append({
+        # the clerk: takes each submission out of reach as it arrives, at the time it arrived
+        # (grader/hub_exchange.py); the students never run it, so they do not set its clock
+        "name": f"{cid}-clerk",
+        "command": [str(spec.python), "-m", "grader.hub_exchange", "--exchange", str(spec.exchange), "--course", cid],
+        "user": course.grader,
+        "cwd": str(course.directory(spec)),
+        "environment": {"PATH": spec.path()},
     })
 c.JupyterHub.load_groups = groups
 c.JupyterHub.services = services

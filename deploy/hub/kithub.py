@@ -3,7 +3,8 @@
     sudo python deploy/hub/kithub.py demo                 # what `make hub` runs: set up, start, print logins
     sudo python deploy/hub/kithub.py setup --state DIR    # only set up (accounts, courses, releases)
     sudo python deploy/hub/kithub.py start --state DIR    # start the hub of a set-up class (foreground)
-    sudo python deploy/hub/kithub.py teardown --state DIR # remove the accounts and DIR
+    sudo python deploy/hub/kithub.py dates --state DIR    # apply the due dates and extensions of class.json again
+    sudo python deploy/hub/kithub.py teardown --state DIR # remove the accounts and DIR (the gradebooks kept aside)
 
 A class is described by ``class.json`` in its state folder (``ClassSpec`` below). Every person
 is a real system account (JupyterHub's ``LocalProcessSpawner`` starts each user's server as that
@@ -13,16 +14,25 @@ nbgrader's, shared by all courses (``path_includes_course``); who belongs to whi
 JupyterHub's groups ``nbgrader-<course>`` (students) and ``formgrade-<course>`` (graders),
 read by nbgrader's ``JupyterHubAuthPlugin``. ``jupyterhub_config.py`` beside this file turns the
 description into JupyterHub's configuration. Run as root: it creates accounts.
+
+Nothing the servers run or read is in the kit's checkout, which holds the course (solutions and
+hidden tests) and must stay private: the Python environment is a copy of the kit (``make hub-env``,
+not editable, outside the checkout), the lessons and ``reset-lesson`` are copied into the state
+folder, and each course's exercises into its grader's home, where ``kitgrade init`` reads them.
 """
 from __future__ import annotations
 
 import argparse
+import datetime
+import hashlib
 import json
 import os
 import pwd
 import secrets
 import shutil
 import signal
+import sqlite3
+import stat
 import subprocess
 import sys
 import time
@@ -38,6 +48,10 @@ ACCOUNTS_FILE = "accounts.txt"  # the accounts this class created, removed by te
 DEFAULT_STATE = Path("/srv/autograd-kit-hub")
 DEFAULT_ASSIGNMENTS = ["ps1_autograd_basics", "ps2_build_your_own"]
 CHP = HERE / "node_modules" / ".bin" / "configurable-http-proxy"
+#: where a login shell reads the system's additions to PATH (a hub terminal is a login shell, and
+#: the system's /etc/profile sets PATH anew, dropping the one the spawner gave)
+PROFILE_D = Path("/etc/profile.d")
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S UTC"
 # nbgrader's lab extensions a student does not use (they are the grader's tools)
 STUDENT_DISABLED_EXTENSIONS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
                                "@jupyter/nbgrader:course-list"]
@@ -55,6 +69,9 @@ class CourseSpec:
     instructors: list[str] = field(default_factory=list)
     students: list[str] = field(default_factory=list)
     assignments: list[str] = field(default_factory=lambda: list(DEFAULT_ASSIGNMENTS))
+    due: dict[str, str] = field(default_factory=dict)       # assignment -> "YYYY-MM-DD HH:MM:SS UTC"
+    extensions: dict[str, dict[str, float]] = field(default_factory=dict)  # assignment -> student -> hours
+    late_penalty: str = "none"       # nbgrader's LateSubmissionPlugin.penalty_method: "none" or "zero"
 
     def directory(self, spec: "ClassSpec") -> Path:
         return spec.home(self.grader) / self.course_id
@@ -69,7 +86,8 @@ class ClassSpec:
     hub_api_port: int = 8081
     proxy_api_port: int = 8001
     python: str = os.path.normpath(os.path.abspath(sys.executable))  # the environment the hub, the servers and kitgrade run in
-    lessons: str = str(ROOT / "notebooks")
+    lessons: str = str(ROOT / "notebooks")       # the originals, copied into the state folder at set-up
+    exercises: str = str(ROOT / "exercises")     # copied into each grader's home at set-up
 
     # ---- layout ------------------------------------------------------
     @property
@@ -86,6 +104,19 @@ class ClassSpec:
     @property
     def bin(self) -> Path:
         return Path(self.python).parent
+
+    @property
+    def lessons_copy(self) -> Path:
+        """The lessons the servers copy from and ``reset-lesson`` puts back (root's, readable by all)."""
+        return self.root / "lessons"
+
+    @property
+    def profile(self) -> Path:
+        """This class's addition to login shells' PATH (one per state folder: hubs side by side)."""
+        return PROFILE_D / f"autograd-kit-hub-{hashlib.sha1(str(self.root).encode()).hexdigest()[:10]}.sh"
+
+    def path(self) -> str:
+        return f"{self.bin}:{self.root / 'bin'}:/usr/local/bin:/usr/bin:/bin"
 
     def jupyter_config(self, role: str) -> Path:
         """The extra Jupyter config folder of user servers (``student``) or grader services (``grader``)."""
@@ -127,10 +158,16 @@ class ClassSpec:
 
 
 def demo_class(state: Path, **ports) -> ClassSpec:
-    """The demo: one course ``ad101`` (ps1 and ps2), an instructor and three students."""
+    """The demo: one course ``ad101`` (ps1 and ps2), an instructor and three students. ps1 was due an
+    hour before the set-up and alice and bob have a week's extension: carol's ps1 is late, and late
+    work scores zero. ps2 is due in a week."""
     people = ["instructor", "alice", "bob", "carol"]
+    now = datetime.datetime.now(datetime.timezone.utc)
     course = CourseSpec("ad101", grader="grader-ad101", port=ports.pop("service_port", 9101),
-                        instructors=["instructor"], students=people[1:])
+                        instructors=["instructor"], students=people[1:],
+                        due={DEFAULT_ASSIGNMENTS[0]: (now - datetime.timedelta(hours=1)).strftime(TIME_FORMAT),
+                             DEFAULT_ASSIGNMENTS[1]: (now + datetime.timedelta(days=7)).strftime(TIME_FORMAT)},
+                        extensions={DEFAULT_ASSIGNMENTS[0]: {"alice": 168, "bob": 168}}, late_penalty="zero")
     return ClassSpec(state=str(state), courses=[course], passwords={p: new_password() for p in people}, **ports)
 
 
@@ -220,7 +257,7 @@ def as_account(account: str, spec: ClassSpec) -> dict:
     """subprocess arguments that run a command as ``account``, in its home, with the class's Python on PATH."""
     info = pwd.getpwnam(account)
     env = {"HOME": info.pw_dir, "USER": account, "LOGNAME": account, "LANG": "C.UTF-8",
-           "PATH": f"{spec.bin}:{spec.root / 'bin'}:/usr/local/bin:/usr/bin:/bin", "KIT_LESSONS": spec.lessons,
+           "PATH": spec.path(), "KIT_LESSONS": str(spec.lessons_copy),
            "JUPYTER_CONFIG_PATH": str(spec.jupyter_config("grader" if account in spec.graders() else "student"))}
     return {"user": info.pw_uid, "group": info.pw_gid, "extra_groups": [], "env": env, "cwd": info.pw_dir}
 
@@ -238,7 +275,7 @@ STUDENT_EXCHANGE = '''\
 # A student's courses are their hub groups nbgrader-<course> (read with their server's token).
 from nbgrader.auth import JupyterHubAuthPlugin
 c.Authenticator.plugin_class = JupyterHubAuthPlugin
-# Submissions readable by the course's grader group only (not by other students).
+# Submissions arrive whole, readable by the course's grader group only (not by other students).
 c.ExchangeFactory.submit = "grader.hub_exchange.PrivateSubmit"
 '''
 
@@ -254,10 +291,13 @@ c.ServerApp.tornado_settings = {"headers": {"Content-Security-Policy": "frame-an
 '''
 
 COURSE_HUB_SETTINGS = '''
-# On the hub (kithub.py): the shared exchange has a folder per course, and a submission whose
-# files are not owned by the student it names is refused at collection.
+# On the hub (kithub.py): the shared exchange has a folder per course; collect takes each
+# submission at the time it arrived (the clerk's, not the student's) and sets aside anything
+# not owned by the student it names (grader/hub_exchange.py).
 c.Exchange.path_includes_course = True
-c.ExchangeFactory.collect = "grader.hub_exchange.OwnerCheckedCollect"
+c.ExchangeFactory.collect = "grader.hub_exchange.GuardedCollect"
+# what late work costs: "none" (marked late only) or "zero" (class.json's late_penalty)
+c.LateSubmissionPlugin.penalty_method = {penalty!r}
 '''
 
 
@@ -277,13 +317,73 @@ def write_jupyter_config(spec: ClassSpec) -> None:
 
 
 def write_commands(spec: ClassSpec) -> None:
-    """Commands on the PATH of every user server: ``reset-lesson``."""
+    """``reset-lesson`` and the lessons it puts back, in the state folder (nothing is read from the
+    checkout), and this class's PATH for the login shells of its terminals."""
     folder = spec.root / "bin"
     folder.mkdir(exist_ok=True)
+    shutil.copyfile(HERE / "lessons.py", folder / "lessons.py")
     script = folder / "reset-lesson"
-    script.write_text(f"#!/bin/sh\nexec {spec.python} {HERE / 'lessons.py'} \"$@\"\n")
-    folder.chmod(0o755)
-    script.chmod(0o755)
+    script.write_text(f"#!/bin/sh\nexec {spec.python} {folder / 'lessons.py'} \"$@\"\n")
+    if not spec.lessons_copy.exists():
+        for language in ("en", "zh"):
+            shutil.copytree(Path(spec.lessons) / language, spec.lessons_copy / language,
+                            ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    for path in [folder, *folder.iterdir(), spec.lessons_copy, *spec.lessons_copy.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() or path == script else 0o644)
+    spec.profile.write_text(f"# the autograd kit's hub in {spec.root}: its commands in the terminals of its servers\n"
+                            f"if [ \"${{KIT_HUB_STATE:-}}\" = \"{spec.root}\" ]; then\n"
+                            f"  PATH=\"{spec.bin}:{spec.root / 'bin'}:$PATH\"; export PATH\nfi\n")
+    spec.profile.chmod(0o644)
+
+
+def give_exercises(spec: ClassSpec, course: CourseSpec) -> Path:
+    """The course's exercises (solutions, hidden tests) in its grader's home, the grader's alone."""
+    info = pwd.getpwnam(course.grader)
+    target = spec.home(course.grader) / "exercises"
+    for assignment in course.assignments:
+        if not (target / assignment).exists():
+            shutil.copytree(Path(spec.exercises) / assignment, target / assignment)
+    for path in [target, *target.rglob("*")]:
+        os.chown(path, info.pw_uid, info.pw_gid)
+    target.chmod(0o700)
+    return target
+
+
+def harden_exchange(spec: ClassSpec, course: CourseSpec) -> None:
+    """``inbound/`` gets the sticky bit (nobody renames or deletes another's entry); ``received/`` is the
+    grader's alone (grader.hub_exchange's clerk moves each submission there as it arrives)."""
+    course_path = spec.exchange / course.course_id
+    inbound = course_path / "inbound"
+    inbound.chmod(stat.S_IMODE(inbound.stat().st_mode) | stat.S_ISVTX)
+    received = course_path / "received"
+    received.mkdir(mode=0o700, exist_ok=True)
+    info = pwd.getpwnam(course.grader)
+    os.chown(received, info.pw_uid, info.pw_gid)
+    received.chmod(0o700)
+
+
+APPLY_DATES = '''
+import datetime, json, sys
+from nbgrader.api import Gradebook
+from nbgrader.utils import parse_utc
+course = json.loads(sys.argv[1])
+with Gradebook("sqlite:///gradebook.db", course["course_id"]) as gradebook:
+    for assignment in course["assignments"]:
+        due = course["due"].get(assignment)
+        gradebook.update_or_create_assignment(assignment, duedate=parse_utc(due) if due else None)
+        for student, hours in course["extensions"].get(assignment, {}).items():
+            gradebook.update_or_create_student(student)
+            gradebook.update_or_create_submission(assignment, student, extension=datetime.timedelta(hours=hours))
+'''
+
+
+def apply_dates(spec: ClassSpec) -> None:
+    """Each course's due dates and per-student extensions (class.json) into its gradebook, as nbgrader
+    keeps them (the assignment's ``duedate``, the submission's ``extension``): autograde marks late
+    work and applies the course's ``late_penalty``."""
+    for course in spec.courses:
+        _run([str(spec.python), "-c", APPLY_DATES, json.dumps(asdict(course))],
+             **{**as_account(course.grader, spec), "cwd": str(course.directory(spec))})
 
 
 # ---- setup -----------------------------------------------------------------------------------------
@@ -293,7 +393,8 @@ def setup(spec: ClassSpec, log=print) -> ClassSpec:
     if os.geteuid() != 0:
         raise SetupError("setting up a class creates system accounts: run it as root (sudo)")
     if not CHP.exists():
-        raise SetupError(f"configurable-http-proxy is not installed ({CHP} missing): run `make hub-proxy`")
+        raise SetupError(f"configurable-http-proxy is not installed ({CHP} missing): run `make hub-env`")
+    _check_environment(spec)
     if spec.root.is_dir() and any(spec.root.iterdir()) and not (spec.root / CLASS_FILE).exists():
         raise SetupError(f"{spec.root} is not empty and holds no class; give --state a new folder")
     spec.root.mkdir(parents=True, exist_ok=True)
@@ -312,9 +413,9 @@ def setup(spec: ClassSpec, log=print) -> ClassSpec:
         if not (directory / "nbgrader_config.py").exists():
             log(f"{course.course_id}: kitgrade init in {directory}")
             _run([str(spec.bin / "kitgrade"), "init", str(directory), "--course-id", course.course_id,
-                  "--exchange", str(spec.exchange)], **run)
+                  "--exchange", str(spec.exchange), "--exercises", str(give_exercises(spec, course))], **run)
             with open(directory / "nbgrader_config.py", "a") as config:
-                config.write(COURSE_HUB_SETTINGS)
+                config.write(COURSE_HUB_SETTINGS.format(penalty=course.late_penalty))
         log(f"{course.course_id}: kitgrade release {' '.join(course.assignments)} (each proven before it goes out)")
         command = [str(spec.bin / "kitgrade"), "release", *course.assignments]
         releases.append((command, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -326,12 +427,24 @@ def setup(spec: ClassSpec, log=print) -> ClassSpec:
             failed.append(f"`{' '.join(command)}` failed ({process.returncode}):\n{output}")
     if failed:
         raise SetupError("\n".join(failed))
+    for course in spec.courses:
+        harden_exchange(spec, course)
+    apply_dates(spec)
     return spec
 
 
+def _check_environment(spec: ClassSpec) -> None:
+    """The servers run the kit from the hub's environment: it must be a copy of the kit, not an editable
+    install that reads it from a checkout (which holds the course, so the students would read it too)."""
+    for path in Path(spec.python).parent.parent.glob("lib/python*/site-packages/__editable__*autograd_kit*"):
+        raise SetupError(f"the hub's environment {Path(spec.python).parent.parent} has the kit installed in "
+                         f"editable mode ({path.name}): the students' servers would read the course from the "
+                         "checkout. Run `make hub-env` (it installs a copy of the kit)")
+
+
 def _check_reachable(spec: ClassSpec) -> None:
-    """Every account must be able to reach the Python environment and the lessons (no mode-700 parent)."""
-    for path in (Path(spec.python), Path(spec.lessons), CHP, spec.root):
+    """Every account must be able to reach the Python environment and the state folder (no mode-700 parent)."""
+    for path in (Path(spec.python), spec.root):
         for parent in [path, *path.parents]:
             if parent.exists() and parent.is_dir() and not parent.stat().st_mode & 0o001:
                 raise SetupError(f"{parent} is not searchable by other accounts (mode {parent.stat().st_mode & 0o777:o}); "
@@ -345,7 +458,7 @@ class Hub:
 
     def __init__(self, spec: ClassSpec, log_path: Path | None = None):
         self.spec = spec
-        self.log_path = log_path or spec.root / "jupyterhub.log"
+        self.log_path = log_path or spec.root / "hub" / "jupyterhub.log"
         self.process: subprocess.Popen | None = None
 
     def command(self) -> list[str]:
@@ -361,7 +474,9 @@ class Hub:
         hub_dir = self.spec.root / "hub"
         hub_dir.mkdir(exist_ok=True)
         hub_dir.chmod(0o700)
-        self._log = open(self.log_path, "a")
+        # the servers' output is in it (their nbgrader's too): root's alone
+        self._log = os.fdopen(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a")
+        self.log_path.chmod(0o600)
         deadline = time.monotonic() + timeout
         for attempt in range(1, attempts + 1):
             self._log.write(f"--- kithub: starting JupyterHub (attempt {attempt})\n")
@@ -441,13 +556,35 @@ def _default_signals() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def teardown(state: Path) -> list[str]:
-    """Remove the class's accounts (their processes ended) and its state folder."""
+def teardown(state: Path) -> tuple[list[str], Path | None]:
+    """Remove the class's accounts (their processes ended) and its state folder; each course's
+    gradebook is kept first in ``<state>.backup-<time>/<course>/`` (root's alone). Returns the
+    accounts removed and the backup folder (None if there was no gradebook)."""
     if not (state / CLASS_FILE).exists() and not (state / ACCOUNTS_FILE).exists():
         raise SetupError(f"{state} is not a class's folder (no {CLASS_FILE}); nothing removed")
+    backup = backup_gradebooks(state)
+    if (state / CLASS_FILE).exists():
+        ClassSpec.load(state).profile.unlink(missing_ok=True)
     removed = remove_accounts(state)
     shutil.rmtree(state, ignore_errors=True)
-    return removed
+    return removed, backup
+
+
+def backup_gradebooks(state: Path) -> Path | None:
+    """A copy of each course's gradebook (SQLite's own backup: whole even while a grader writes)."""
+    if not (state / CLASS_FILE).exists():
+        return None
+    spec = ClassSpec.load(state)
+    found = [(c, c.directory(spec) / "gradebook.db") for c in spec.courses if (c.directory(spec) / "gradebook.db").exists()]
+    if not found:
+        return None
+    backup = state.parent / f"{state.name}.backup-{datetime.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    backup.mkdir(mode=0o700)
+    for course, gradebook in found:
+        (backup / course.course_id).mkdir(mode=0o700)
+        with sqlite3.connect(gradebook) as source, sqlite3.connect(backup / course.course_id / "gradebook.db") as copy:
+            source.backup(copy)
+    return backup
 
 
 def logins(spec: ClassSpec) -> str:
@@ -459,9 +596,13 @@ def logins(spec: ClassSpec) -> str:
                          f"grader service: {spec.url}/services/{course.course_id}/lab")
         for person in course.students:
             lines.append(f"  student     {person:<12} password {spec.passwords[person]}")
+    dates = [f"{a} due {d}" for c in spec.courses for a, d in c.due.items()]
+    if dates:
+        lines += ["", "due: " + "; ".join(dates) + " (class.json: due, extensions, late_penalty; "
+                  "`kithub.py dates` applies a change)"]
     lines += ["", f"the instructor grades in the grader service's terminal, as {', '.join(c.grader for c in spec.courses)}:",
               "  kitgrade collect ps1_autograd_basics && kitgrade autograde ps1_autograd_basics "
-              "&& kitgrade feedback ps1_autograd_basics --release",
+              "&& kitgrade feedback ps1_autograd_basics --release     # feedback hides the hidden tests",
               "remove the accounts and files: " + ("make hub-clean" if spec.root == DEFAULT_STATE else
                                                    f"make hub-clean HUB_STATE={spec.root}")]
     return "\n".join(lines)
@@ -473,15 +614,25 @@ def _interrupt(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kithub.py", description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=["demo", "setup", "start", "teardown"])
+    parser.add_argument("command", choices=["demo", "setup", "start", "dates", "teardown"])
     parser.add_argument("--state", default=str(DEFAULT_STATE), help=f"the class's folder (default {DEFAULT_STATE})")
     parser.add_argument("--port", type=int, default=8000, help="the hub's port on 127.0.0.1 (default 8000)")
     args = parser.parse_args(argv)
     state = Path(args.state).resolve()
     try:
+        if os.geteuid() != 0:
+            raise SetupError("a class on the hub has a system account per person: run this as root (sudo)")
         if args.command == "teardown":
-            removed = teardown(state)
+            removed, backup = teardown(state)
             print(f"removed {state}" + (f" and the accounts {', '.join(removed)}" if removed else ""))
+            if backup is not None:
+                print(f"warning: the class's submissions, grades and feedback are gone; its gradebook(s) are kept "
+                      f"in {backup} (restore: copy <course>/gradebook.db back into the course directory)",
+                      file=sys.stderr)
+            return 0
+        if args.command == "dates":
+            apply_dates(ClassSpec.load(state))
+            print(f"due dates and extensions of {state / CLASS_FILE} applied")
             return 0
         if args.command in ("demo", "setup"):
             spec = ClassSpec.load(state) if (state / CLASS_FILE).exists() else demo_class(state, hub_port=args.port)
