@@ -19,3 +19,6 @@ from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module
 from .parallel import DataParallel
 from .parameter import Parameter, UninitializedParameter
+from .. import beyond as _beyond
+
+__getattr__ = _beyond.module_getattr("torch.nn")  # what PyTorch has here and the engine has not: its error

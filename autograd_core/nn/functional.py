@@ -12,6 +12,7 @@ import numpy as np
 from .. import functional as _engine
 from ..tensor import Tensor, _wrap_dim
 from . import ops
+from .. import beyond as _beyond
 
 relu, sigmoid, tanh = (_engine.FUNCTIONS[name] for name in ("relu", "sigmoid", "tanh"))  # F.relu is torch.relu
 
@@ -48,6 +49,22 @@ def _implicit_dim(input, dim, name):
         UserWarning, stacklevel=3,
     )
     return 0 if input.ndim in (0, 1, 3) else 1
+
+
+def one_hot(tensor, num_classes=-1):
+    """``one_hot(tensor([0, 2]), 3)`` is ``tensor([[1, 0, 0], [0, 0, 1]])``: int64, no gradient."""
+    if not isinstance(tensor, Tensor) or tensor._data.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    data = tensor._data
+    if num_classes == -1:
+        if data.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(data.max()) + 1
+    if data.size and data.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if data.size and data.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return Tensor._make((data[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
 def _check_reduction(reduction):
@@ -122,3 +139,5 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if ((input._data < 0) | (input._data > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
     return ops.BinaryCrossEntropyBackward0.apply(input, target, reduction=reduction)
+
+__getattr__ = _beyond.module_getattr("torch.nn.functional")  # what PyTorch has here and the engine has not: its error

@@ -8,7 +8,7 @@
 
 With ``engine``, the kit is put in torch's place before the extract runs (``import torch``,
 ``import torch.nn as nn``, ``from torch.autograd import Variable`` all find the kit), so the
-extract runs unchanged. An extract from a notebook has its cells separated by ``# %%`` lines;
+extract runs unchanged: the package's own ``python -m autograd_core.run`` does it. An extract from a notebook has its cells separated by ``# %%`` lines;
 as in a notebook, the value of a cell's last expression is shown (with ``repr``) after what the
 cell printed. An exception ends the run and is shown as its type and message.
 
@@ -33,15 +33,12 @@ import sys
 from pathlib import Path
 
 
-SUBMODULES = ("accelerator", "autograd", "autograd.graph", "cuda", "nn", "nn.functional", "nn.init", "optim", "utils", "utils.data")
-
-
 def put_engine_in_torchs_place():
-    import autograd_core
+    """``import torch`` (and ``torch.nn``, ``torch.utils.data``, ...) finds the kit's engine: the
+    package's own runner does it (``python -m autograd_core.run``, ``autograd_core/run.py``)."""
+    from autograd_core.run import engine_as_torch
 
-    sys.modules["torch"] = autograd_core
-    for name in SUBMODULES:
-        sys.modules[f"torch.{name}"] = importlib.import_module(f"autograd_core.{name}")
+    engine_as_torch()
 
 
 def use_library(name):
