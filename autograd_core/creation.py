@@ -221,7 +221,7 @@ def _float_range(start, step, n, dtype):
         first = begin + (i[:blocked] - begin) // width * width
         base = fma(first, step, np.float64(start)).astype(dtype).astype(np.float64)
         part = out[begin:begin + len(i)]
-        part[:blocked] = fma(i[:blocked] - first, step, base)
+        part[:blocked] = np.where(i[:blocked] == first, base, fma(i[:blocked] - first, step, base))  # a vector's first is its base
         part[blocked:] = fma(i[blocked:], step, np.float64(start))
     return out
 

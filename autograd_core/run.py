@@ -25,6 +25,7 @@ import traceback
 from pathlib import Path
 
 from . import beyond
+from .tensor import Tensor
 
 USAGE = "usage: python -m autograd_core.run SCRIPT.py [ARGUMENTS ...]"
 
@@ -34,19 +35,20 @@ class _EngineAsTorch(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     lacks -> the one-line NotImplementedError; a module PyTorch lacks too -> ModuleNotFoundError."""
 
     def find_spec(self, fullname, path=None, target=None):
+        if fullname.startswith("autograd_core."):  # `from torch import linalg` looks for autograd_core.linalg
+            torch_name = "torch" + fullname[len("autograd_core"):]
+            if not _in_engine(fullname) and torch_name in beyond.torch_names("modules"):
+                raise beyond.beyond(torch_name)
+            return None
         if fullname != "torch" and not fullname.startswith("torch."):
             return None
         engine_name = "autograd_core" + fullname[len("torch"):]
-        try:
-            found = importlib.util.find_spec(engine_name)
-        except ModuleNotFoundError:
-            found = None
-        if found is None:
-            if fullname in beyond.torch_names("modules") or fullname.rpartition(".")[2] in beyond.torch_names(
-                    fullname.rpartition(".")[0]):
-                raise beyond.beyond(fullname)
-            return None
-        return importlib.util.spec_from_loader(fullname, self)
+        if _in_engine(engine_name):
+            return importlib.util.spec_from_loader(fullname, self)
+        parent, _, name = fullname.rpartition(".")
+        if fullname in beyond.torch_names("modules") or name in beyond.torch_names(parent):
+            raise beyond.beyond(fullname)
+        return None  # PyTorch has no such module either: Python's ModuleNotFoundError
 
     def create_module(self, spec):
         return importlib.import_module("autograd_core" + spec.name[len("torch"):])
@@ -55,6 +57,13 @@ class _EngineAsTorch(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         """The engine's module ran when it was imported under its own name."""
 
 
+def _in_engine(name):
+    """Is ``autograd_core.a.b`` a module of the engine (a file or a package in its folder)?"""
+    path = _PACKAGE.joinpath(*name.split(".")[1:])
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+_PACKAGE = Path(__file__).parent
 _finder = _EngineAsTorch()
 _put_aside = {}  # what ``torch`` and ``torch.*`` were before the engine took their place
 
@@ -85,12 +94,21 @@ def _one_line(etype, value):
     return f"NotImplementedError: {value}"
 
 
-def _frames_of(tb, path):
-    """The traceback from the first frame of ``path`` on (this runner's and runpy's frames left out)."""
-    start = tb
-    while start is not None and Path(start.tb_frame.f_code.co_filename).resolve() != path:
-        start = start.tb_next
-    return start or tb
+_LOOKUPS = {beyond.module_getattr("torch").__code__, Tensor.__getattr__.__code__}  # (x.name, torch.name: not found)
+
+
+def _print_error(exc, path):
+    """The traceback from the first frame of ``path`` on (this runner's and runpy's frames left out),
+    and without the frame of the engine's lookup that found no such name: Python's own look."""
+    tb = exc.__traceback__
+    while tb is not None and Path(tb.tb_frame.f_code.co_filename).resolve() != path:
+        tb = tb.tb_next
+    shown = traceback.TracebackException(type(exc), exc, tb or exc.__traceback__)
+    if isinstance(exc, AttributeError):
+        shown.stack = traceback.StackSummary.from_list(
+            [frame for frame, (code_frame, _) in zip(shown.stack, traceback.walk_tb(tb or exc.__traceback__))
+             if code_frame.f_code not in _LOOKUPS])
+    print("".join(shown.format()), end="", file=sys.stderr)
 
 
 def run(script, args=()):
@@ -110,7 +128,7 @@ def run(script, args=()):
         print(_one_line(type(exc), exc), file=sys.stderr)
         return 1
     except BaseException as exc:  # the script's own error: shown as Python shows it, from the script on
-        traceback.print_exception(type(exc), exc, _frames_of(exc.__traceback__, path))
+        _print_error(exc, path)
         return 1
     finally:
         sys.stdout.flush()
@@ -133,7 +151,9 @@ def load_ipython_extension(ipython):
     engine_as_torch()
 
     def one_line(shell, etype, value, tb, tb_offset=None):
-        return [_one_line(etype, value)]
+        stb = [_one_line(etype, value)]
+        shell._showtraceback(etype, value, stb)  # the cell's error output: this one line, no traceback
+        return stb
 
     ipython.set_custom_exc((beyond.NotImplementedError,), one_line)
 

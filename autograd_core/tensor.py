@@ -148,7 +148,10 @@ class Tensor(metaclass=ShownAs):
         # float32 0.1), as PyTorch does; a parameter or a tensor of more dims formats as its printout.
         if self._data.ndim == 0 and not self._is_parameter and type(self) is Tensor:
             return format(self.item(), spec)
-        return object.__format__(self, spec)
+        if spec:
+            kind = "Parameter" if self._is_parameter else type(self).__name__
+            raise TypeError(f"unsupported format string passed to {kind}.__format__")
+        return str(self)
 
     # -- autograd state -----------------------------------------------------------
     @property
