@@ -10,7 +10,7 @@ engine lacks raises ``NotImplementedError`` naming it; a name PyTorch lacks too 
 ``AttributeError``, so ``hasattr(torch, "compile")`` and ``getattr(torch.backends, "mps", None)``
 (how scripts ask what is there) answer "not here" instead of failing.
 
-Regenerate the list with PyTorch installed: ``python -m autograd_core.beyond``.
+Regenerate the list with PyTorch installed: ``python -c "from autograd_core import beyond; beyond._record()"``.
 """
 from __future__ import annotations
 
@@ -69,7 +69,8 @@ def module_getattr(namespace):
     return __getattr__
 
 
-def _record():  # pragma: no cover - run by hand, with PyTorch installed
+def names_of_installed_torch():
+    """{namespace: sorted public names} of the installed PyTorch (what torch_names.py records)."""
     import importlib
     import pkgutil
 
@@ -82,8 +83,15 @@ def _record():  # pragma: no cover - run by hand, with PyTorch installed
         path = importlib.import_module(package).__path__
         modules.update(f"{package}.{m.name}" for m in pkgutil.iter_modules(path) if not m.name.startswith("_"))
     names["modules"] = sorted(modules)
+    return names
+
+
+def _record():  # run by hand, with PyTorch installed
+    import torch
+
+    names = names_of_installed_torch()
     version = torch.__version__.split("+")[0]
-    lines = [f'"""The public names of PyTorch {version}\'s namespaces (written by ``python -m autograd_core.beyond``)."""',
+    lines = [f'"""The public names of PyTorch {version}\'s namespaces (written by ``autograd_core.beyond._record()``)."""',
              "NAMES = {"]
     for namespace, found in names.items():
         lines.append(f"    {namespace!r}: (")
@@ -95,7 +103,3 @@ def _record():  # pragma: no cover - run by hand, with PyTorch installed
             row += name + " "
         lines += [f"        {row!r}", "    ),"]
     NAMES_FILE.write_text("\n".join(lines + ["}", ""]), encoding="utf-8")
-
-
-if __name__ == "__main__":
-    _record()

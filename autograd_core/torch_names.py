@@ -1,4 +1,4 @@
-"""The public names of PyTorch 2.13.0's namespaces (written by ``python -m autograd_core.beyond``)."""
+"""The public names of PyTorch 2.13.0's namespaces (written by ``autograd_core.beyond._record()``)."""
 NAMES = {
     'torch': (
         'AVG AcceleratorError AggregationType AliasDb AnyType Argument ArgumentSpec AwaitType BFloat16Storage '

@@ -105,3 +105,12 @@ def test_the_notebook_magic_puts_the_engine_in_torchs_place_in_a_real_kernel(tmp
     assert error["evalue"].startswith("torch.fft is beyond autograd_core; the engine covers ")
     assert outputs[3][0]["text"] == "still running 2.0\n"
     assert outputs[4][0]["text"] == "False\n"
+
+
+def test_the_recorded_names_are_those_of_the_installed_pytorch():
+    torch = pytest.importorskip("torch")
+    from autograd_core import beyond, torch_names
+
+    assert torch.__version__.startswith("2.13.")
+    recorded = {namespace: sorted(names.split()) for namespace, names in torch_names.NAMES.items()}
+    assert recorded == beyond.names_of_installed_torch()
