@@ -1,5 +1,6 @@
-"""PyTorch's autograd tutorials, d2l's preliminaries and linear-regression sections and micrograd's
-tests, run unchanged with the kit's engine in torch's place, print what PyTorch 2.13 printed.
+"""PyTorch's autograd tutorials, d2l's preliminaries, linear and softmax regression sections,
+micrograd's tests and Justin Johnson's examples, run unchanged with the kit's engine in torch's
+place, print what PyTorch 2.13 printed.
 
 The code of each page is in ``tutorials/extracts/`` (verbatim; where it comes from, and every
 line dropped and why, in ``tutorials/sources.toml``); ``NAME.out`` is what PyTorch printed for it.
@@ -69,5 +70,8 @@ def test_extract_prints_what_pytorch_printed(name, printed_by_engine):
 
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_recording_is_what_pytorch_prints_today(name, printed_by_torch):
+    # Exactly, but for the numbers of an entry with an rtol: PyTorch's own float32 matrix products
+    # round differently on different processors (its GEMM picks its kernel by the CPU), so those
+    # numbers are compared within the entry's bounds here too.
     recorded = (HERE / "extracts" / f"{name}.out").read_text(encoding="utf-8")
-    assert normalised(printed_by_torch[name], SOURCES[name]) == normalised(recorded, SOURCES[name])
+    assert_prints_alike(printed_by_torch[name], recorded, SOURCES[name])
