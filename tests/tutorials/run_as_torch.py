@@ -18,7 +18,7 @@ library, ``d2l_en``, beside d2l-zh's ``d2l``). d2l-en's training loop plots its 
 
 Random numbers: PyTorch seeds its generator differently in every process, so a tutorial's
 ``torch.randn(3)`` prints different numbers from run to run even on PyTorch. The runner calls
-``torch.manual_seed(0)`` (and Python's ``random.seed(0)``) before each extract, with either
+``torch.manual_seed(0)`` (and Python's ``random.seed(0)``, NumPy's ``numpy.random.seed(0)``) before each extract, with either
 engine: the engine's random numbers are PyTorch's own, so both then draw the same ones, and
 everything computed from them can be compared exactly. Nothing is patched.
 """
@@ -31,6 +31,8 @@ import os
 import random
 import sys
 from pathlib import Path
+
+import numpy
 
 
 def put_engine_in_torchs_place():
@@ -111,6 +113,7 @@ def call_tests(namespace):
 def run_extract(extract):
     """Run ``PATH[::OPTION,...]`` (options: ``call-tests``, ``library=NAME``) and print what it prints."""
     random.seed(0)  # here, not only at start: Python reseeds its generator in every forked child
+    numpy.random.seed(0)  # noqa: NPY002 (d2l's underfitting section draws with NumPy's global generator: seed that one)
     importlib.import_module("torch").manual_seed(0)  # PyTorch's own seed differs in every process
     path, _, options = extract.partition("::")
     options = dict(option.partition("=")[::2] for option in options.split(",") if option)

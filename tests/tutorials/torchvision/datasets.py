@@ -2,7 +2,7 @@
 import numpy as np
 from PIL import Image
 
-TRAIN_SIZE, TEST_SIZE = 6000, 1000
+TRAIN_SIZE, TEST_SIZE = 2000, 500
 
 
 def _images(count, seed):
@@ -10,7 +10,7 @@ def _images(count, seed):
     templates = np.random.default_rng(0).uniform(0, 255, (10, 28, 28))
     templates = (templates + np.roll(templates, 1, 1) + np.roll(templates, 1, 2) + np.roll(templates, 1, (1, 2))) / 4
     labels = rng.integers(0, 10, count)
-    noise = rng.normal(0, 200, (count, 28, 28))
+    noise = rng.normal(0, 60, (count, 28, 28))
     pixels = np.clip(templates[labels] + noise, 0, 255).astype(np.uint8)
     return pixels, labels
 
