@@ -76,8 +76,7 @@ def test_extract_prints_what_pytorch_printed(name, printed_by_engine):
 
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_recording_is_what_pytorch_prints_today(name, printed_by_torch):
-    # Exactly, but for the numbers of an entry with an rtol: PyTorch's own float32 matrix products
-    # round differently on different processors (its GEMM picks its kernel by the CPU), so those
-    # numbers are compared within the entry's bounds here too.
+    # An entry with a tolerance sums in an order that PyTorch itself changes with the CPU's kernels
+    # (its reason is beside it): today's PyTorch is held to that tolerance too, the rest exactly.
     recorded = (HERE / "extracts" / f"{name}.out").read_text(encoding="utf-8")
     assert_prints_alike(printed_by_torch[name], recorded, SOURCES[name])
