@@ -87,12 +87,11 @@ def require_sandbox(settings) -> None:
     """Refuse to grade without the sandbox unless the instructor asked for it (``unsafe_no_sandbox``)."""
     from ..errors import UsageError
 
-    if getattr(settings, "unsafe_no_sandbox", False):
-        print("WARNING: --unsafe-no-sandbox: student code runs WITHOUT the bubblewrap sandbox and can read this "
-              "machine's files and your environment; use it only to test your own notebooks", file=sys.stderr)
-        return
     why = unavailable_because()
-    if why:
+    if why and getattr(settings, "unsafe_no_sandbox", False):
+        print(f"WARNING: {why}: with --unsafe-no-sandbox, student code runs WITHOUT the bubblewrap sandbox and can "
+              "read this machine's files and your environment; use it only to test your own notebooks", file=sys.stderr)
+    elif why:
         raise UsageError(f"nothing was graded, because {why}; {HOW_TO_ENABLE}")
 
 

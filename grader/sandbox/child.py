@@ -65,11 +65,14 @@ def run_child(template, policy, commands: int, replies: int, scratch_fd: int, sa
         os.close(scratch_fd)
         mounts.drop_capabilities()
         tmp_mapped = True
+        os.chdir(scratch)
     else:
         os.close(scratch_fd)
         scratch = policy["scratch_dir"]
+        os.chdir(scratch)  # before /tmp shows the scratch folder (its path under /tmp is then gone)
         tmp_mapped = mounts.map_tmp(scratch)
-    os.chdir(scratch)
+        if tmp_mapped:
+            scratch = "/tmp"
     keep = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": os.environ.get("LANG", "C.UTF-8")}
     os.environ.clear()
     os.environ.update(keep, HOME=scratch, TMPDIR=scratch, MPLBACKEND="Agg", MPLCONFIGDIR=scratch,
@@ -94,7 +97,7 @@ def run_child(template, policy, commands: int, replies: int, scratch_fd: int, sa
 
     shell, recorder, guard = template.shell, template.recorder, template.guard
     recorder.budget = policy["output_limit_bytes"]
-    writable = [scratch] + (["/tmp"] if tmp_mapped else [])
+    writable = sorted({scratch, "/tmp"} if tmp_mapped else {scratch})
     hook = AuditHook(_Policy(policy), writable)
     hook.forbidden_package_dirs()
     guard.rebaseline(recorder)
