@@ -1,8 +1,12 @@
-"""``/tmp`` of the student's process is its scratch folder (a private mount namespace).
+"""The student's process's own ``/proc`` and ``/tmp``, and the capabilities it gives up.
 
-Students write scratch files where they would on their own machine (``fig.savefig('/tmp/a.png')``);
-in a mount namespace of its own, the process sees its scratch folder at ``/tmp``, and nobody else
-sees its files. Needs root or unprivileged user namespaces; without them ``/tmp`` stays outside the
+Inside bubblewrap (``private_tmp_and_proc``, ``drop_capabilities``): PID 1 of its own PID
+namespace, it mounts a ``/proc`` that shows only its namespace and a tmpfs at ``/tmp`` with a size
+and file-count quota, then drops every capability before student code runs.
+
+Without bubblewrap (``map_tmp``; ``kitgrade check``, ``--unsafe-no-sandbox``): students write
+scratch files where they would on their own machine (``fig.savefig('/tmp/a.png')``); in a mount
+namespace of its own, the process sees its scratch folder at ``/tmp``, and nobody else
 writable folders and a write there is refused with a clear message. The same holds when Python or
 the kit is installed under ``/tmp`` (a clone tried out there): hiding ``/tmp`` would hide the
 packages the process still has to import.
