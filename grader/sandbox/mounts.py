@@ -6,7 +6,8 @@ and file-count quota, then drops every capability before student code runs.
 
 Without bubblewrap (``map_tmp``; ``kitgrade check``, ``--unsafe-no-sandbox``): students write
 scratch files where they would on their own machine (``fig.savefig('/tmp/a.png')``); in a mount
-namespace of its own, the process sees its scratch folder at ``/tmp``, and nobody else
+namespace of its own, the process sees its scratch folder at ``/tmp``, and nobody else sees its
+files. Needs root or unprivileged user namespaces; without them ``/tmp`` stays outside the
 writable folders and a write there is refused with a clear message. The same holds when Python or
 the kit is installed under ``/tmp`` (a clone tried out there): hiding ``/tmp`` would hide the
 packages the process still has to import.
