@@ -48,7 +48,7 @@ WALK_AND_READ = r"""
 import os, re, time
 pattern = re.compile(rb"KITCANAR[Y]-[a-z]+-[0-9a-f]+")
 found, opened = set(), [0]
-deadline = time.monotonic() + 20
+deadline = time.monotonic() + 15
 
 def scan(path):
     try:
@@ -73,16 +73,20 @@ try:
 except OSError:
     tops = []
 first = ["/root", "/home", "/srv", os.getcwd()]
-for top in first + [t for t in tops if t not in first]:
-    for folder, subfolders, files in os.walk(top):
-        subfolders[:] = [s for s in subfolders if os.path.join(folder, s) not in skip
-                         and s not in (".venv", "site-packages", "node_modules", ".git", "__pycache__")]
-        for name in files:
-            scan(os.path.join(folder, name))
-        if time.monotonic() > deadline:
-            break
-print("OPENED", opened[0])
-print("FOUND", sorted(found))
+try:  # what was found is printed even if the cell is stopped
+    for top in first + [t for t in tops if t not in first]:
+        for folder, subfolders, files in os.walk(top):
+            subfolders[:] = [s for s in subfolders if os.path.join(folder, s) not in skip
+                             and s not in (".venv", "site-packages", "node_modules", ".git", "__pycache__")]
+            for name in files[:200]:
+                scan(os.path.join(folder, name))
+            if time.monotonic() > deadline:
+                raise TimeoutError
+except (TimeoutError, KeyboardInterrupt):
+    pass
+finally:
+    print("OPENED", opened[0])
+    print("FOUND", sorted(found))
 """
 SHELL_WITHOUT_AUDIT = r"""
 import _posixsubprocess, os
