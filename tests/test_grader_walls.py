@@ -72,7 +72,7 @@ try:
     tops = sorted(os.path.join("/", name) for name in os.listdir("/"))
 except OSError:
     tops = []
-first = ["/root", "/home", "/srv", os.getcwd()]
+first = [".", "/root", "/home", "/srv"]  # its own folder first: the control is there
 try:  # what was found is printed even if the cell is stopped
     for top in first + [t for t in tops if t not in first]:
         for folder, subfolders, files in os.walk(top):
