@@ -122,6 +122,14 @@ MANY_FILES = """
 for i in range(333_000):
     open(f"f{i}", "w").close()
 """
+FORGED_CRASH = r"""
+import json, os
+for fd in range(3, 64):
+    try:
+        os.write(fd, (json.dumps({"crash": "Traceback: a bug in kitgrade (grader/sandbox/child.py)"}) + "\n").encode())
+    except OSError:
+        pass
+"""
 AFTER = "print('NEXT-CELL-RAN')"
 HELPER_MODULE = "%%writefile helper.py\ndef square(x):\n    return x * x"
 TORCH_FALLBACK = "try:\n    import torch\nexcept ImportError:\n    torch = None\n" + SOLUTIONS["square"]
@@ -137,14 +145,16 @@ def _solution_with(*cells, square=SOLUTIONS["square"]):
     return build
 
 
-#: student -> (their notebook, phrase expected among the report's reasons or None)
+#: student -> (their notebook, score, phrase expected among the report's reasons or None)
 CASES = {
-    "shell": (_solution_with(SHELL_WITHOUT_AUDIT, AFTER), None),
-    "fork_bomb": (_solution_with(FORK_BOMB, AFTER), None),
-    "fills_disk": (_solution_with(FILL_DISK, AFTER), "scratch space is full"),
-    "many_files": (_solution_with(MANY_FILES, AFTER), "scratch space is full"),
-    "helper_module": (_solution_with(HELPER_MODULE, square="from helper import square"), None),
-    "torch_fallback": (_solution_with(square=TORCH_FALLBACK), None),
+    "shell": (_solution_with(SHELL_WITHOUT_AUDIT, AFTER), 7, None),
+    "fork_bomb": (_solution_with(FORK_BOMB, AFTER), 7, None),
+    "fills_disk": (_solution_with(FILL_DISK, AFTER), 7, "scratch space is full"),
+    "many_files": (_solution_with(MANY_FILES, AFTER), 7, "scratch space is full"),
+    "helper_module": (_solution_with(HELPER_MODULE, square="from helper import square"), 7, None),
+    "torch_fallback": (_solution_with(square=TORCH_FALLBACK), 7, None),
+    # its process is stopped at the forged message: the tests after it cannot run
+    "forged_crash": (_solution_with(FORGED_CRASH), 0, "broke the grading protocol"),
 }
 
 
@@ -238,7 +248,7 @@ def _assert_no_canary(texts: dict[str, str], planted) -> None:
 # ---- as root -------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def graded_as_root(shared, planted):
-    course = _course(shared / "root-course", {**_canary_students(), **{s: build for s, (build, _) in CASES.items()}})
+    course = _course(shared / "root-course", {**_canary_students(), **{s: build for s, (build, _, _) in CASES.items()}})
     out, err = io.StringIO(), io.StringIO()
     os.environ[SECRET_ENV] = canary("environment")
     try:
@@ -263,8 +273,8 @@ def test_no_canary_reaches_any_output_when_root_grades(graded_as_root, planted):
 @pytest.mark.parametrize("student", list(CASES))
 def test_each_wall_fails_its_cell_only_and_honest_habits_earn_every_point(graded_as_root, student):
     _, report, _ = graded_as_root
-    _, reason = CASES[student]
-    assert report[student]["score"] == 7, report[student]["reasons"]
+    _, score, reason = CASES[student]
+    assert report[student]["score"] == score, report[student]["reasons"]
     if reason is not None:
         assert any(reason in r for r in report[student]["reasons"]), report[student]["reasons"]
 
@@ -274,6 +284,13 @@ def test_a_cell_cannot_start_a_shell_even_past_the_audit_hook(graded_as_root):
     assert "SHELL-RAN-42" not in notebook
     assert "no process:" in notebook or "exec error" in notebook, notebook[-2000:]
     assert "NEXT-CELL-RAN" in notebook
+
+
+def test_a_crash_report_written_by_the_student_is_not_believed(graded_as_root):
+    course, report, printed = graded_as_root
+    reasons = " ".join(report["forged_crash"]["reasons"])
+    assert "a bug in kitgrade" not in reasons + printed and "grader fault" not in reasons, reasons
+    assert "broke the grading protocol" in reasons
 
 
 def test_a_fork_bomb_starts_no_process(graded_as_root):

