@@ -130,6 +130,11 @@ for fd in range(3, 64):
     except OSError:
         pass
 """
+LIST_DESCRIPTORS = r"""
+import os
+held = {fd: os.readlink(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")}
+print("HELD", sorted(target.split("[")[0] for target in held.values() if not target.startswith("/proc/")))
+"""
 AFTER = "print('NEXT-CELL-RAN')"
 HELPER_MODULE = "%%writefile helper.py\ndef square(x):\n    return x * x"
 TORCH_FALLBACK = "try:\n    import torch\nexcept ImportError:\n    torch = None\n" + SOLUTIONS["square"]
@@ -153,6 +158,7 @@ CASES = {
     "many_files": (_solution_with(MANY_FILES, AFTER), 7, "scratch space is full"),
     "helper_module": (_solution_with(HELPER_MODULE, square="from helper import square"), 7, None),
     "torch_fallback": (_solution_with(square=TORCH_FALLBACK), 7, None),
+    "descriptors": (_solution_with(LIST_DESCRIPTORS), 7, None),
     # its process is stopped at the forged message: the tests after it cannot run
     "forged_crash": (_solution_with(FORGED_CRASH), 0, "broke the grading protocol"),
 }
@@ -291,6 +297,12 @@ def test_a_crash_report_written_by_the_student_is_not_believed(graded_as_root):
     reasons = " ".join(report["forged_crash"]["reasons"])
     assert "a bug in kitgrade" not in reasons + printed and "grader fault" not in reasons, reasons
     assert "broke the grading protocol" in reasons
+
+
+def test_the_students_process_holds_only_its_own_descriptors(graded_as_root):
+    notebook = _autograded(graded_as_root[0], "descriptors")
+    # stdin, stdout and stderr (its own /tmp/.c_output), its command pipe and its reply pipe: nothing else
+    assert "HELD ['/dev/null', '/tmp/.c_output', '/tmp/.c_output', 'pipe:', 'pipe:']" in notebook, notebook[-3000:]
 
 
 def test_a_fork_bomb_starts_no_process(graded_as_root):
