@@ -132,8 +132,13 @@ for fd in range(3, 64):
 """
 LIST_DESCRIPTORS = r"""
 import os
-held = {fd: os.readlink(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")}
-print("HELD", sorted(target.split("[")[0] for target in held.values() if not target.startswith("/proc/")))
+held = []
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        held.append(os.readlink(f"/proc/self/fd/{fd}").split("[")[0])
+    except OSError:  # the descriptor listdir itself used, closed since
+        pass
+print("HELD", sorted(held))
 """
 AFTER = "print('NEXT-CELL-RAN')"
 HELPER_MODULE = "%%writefile helper.py\ndef square(x):\n    return x * x"
