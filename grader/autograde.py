@@ -45,6 +45,7 @@ from .faults import describe, logged_errors
 from .notebook_chains import (autograde_preprocessors, instructor_sources, keep_warnings_harmless, sanitize,
                               sanitize_preprocessors)
 from .progress import ProgressBar
+from .sandbox.bubblewrap import require_sandbox
 from .sandbox.policy import SandboxPolicy, policy_for
 from .sandbox.scratch import read_data_files, run_folder, scratch_folder
 from .sandbox.supervisor import run_notebook
@@ -308,6 +309,7 @@ def _autograde(course, assignment, students, workers, progress, log_level, count
                force=False, security=None) -> dict[str, StudentResult]:
     ensure_nbgrader_tools_on_path()
     settings = course.settings()
+    require_sandbox(settings)  # refused (one line, nothing written) where bubblewrap cannot run
     config = course.config()
     students = students or submitted_students(course, assignment)
     workers = workers or settings.workers or default_workers()
