@@ -122,7 +122,10 @@ def throwaway_account(home_parent: Path):
 
 def python_for_anyone(folder: Path) -> Path:
     """A Python another account can run with this worktree's packages: a venv of the system's Python
-    (the test's own may live under /root) that reads .venv's site-packages and the kit's checkout."""
+    (the test's own may live under /root) that reads .venv's site-packages and the kit's checkout.
+
+    A checkout in a private folder (mode 0700, as ``mktemp -d`` and many home folders are) is out of
+    the account's reach: its packages and the kit are then linked (or copied) into ``folder``."""
     version = f"{sys.version_info[0]}.{sys.version_info[1]}"  # the same minor version: .venv's packages fit it
     system = shutil.which(f"python{version}", path="/usr/bin:/usr/local/bin")
     if system is None:
@@ -130,8 +133,33 @@ def python_for_anyone(folder: Path) -> Path:
     subprocess.run([system, "-m", "venv", "--without-pip", str(folder)], check=True)
     site = next((folder / "lib").glob("python*/site-packages"))
     packages = next(Path(p) for p in sys.path if p.endswith("site-packages") and Path(p, "nbgrader").is_dir())
-    (site / "kit.pth").write_text(f"import site; site.addsitedir({str(packages)!r})\n{ROOT}\n")
+    kit = ROOT
+    if not _open_to_anyone(packages):
+        packages = _linked_copy(packages, folder / "packages")
+    if not _open_to_anyone(ROOT):
+        for package in ("grader", "autograd_core"):
+            _linked_copy(ROOT / package, folder / "kit" / package)
+        kit = folder / "kit"
+    (site / "kit.pth").write_text(f"import site; site.addsitedir({str(packages)!r})\n{kit}\n")
     return folder / "bin" / "python"
+
+
+def _open_to_anyone(path: Path) -> bool:
+    """Whether any account can read ``path`` (every folder on the way to it open to others)."""
+    return all(p.stat().st_mode & 0o005 == 0o005 for p in [path, *path.parents])
+
+
+def _linked_copy(source: Path, target: Path) -> Path:
+    """``source``'s tree at ``target``, its files hard links where the file system allows (fast), else copies."""
+    def link(src, dst):
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+
+    shutil.copytree(source, target, symlinks=True, copy_function=link,
+                    ignore=shutil.ignore_patterns("__pycache__", "__editable__*"))
+    return target
 
 
 # ---- courses -------------------------------------------------------------------------------------
