@@ -49,7 +49,7 @@ from .sandbox.policy import SandboxPolicy, policy_for
 from .sandbox.scratch import read_data_files, run_folder, scratch_folder
 from .sandbox.supervisor import run_notebook
 from .sandbox import workers as grading_workers
-from .settings import default_workers
+from .settings import worker_count
 from .submission import SubmissionUnreadable, grade_ids, stage_submission
 
 STAGED = f"{KIT_DIR}/staged"
@@ -310,7 +310,7 @@ def _autograde(course, assignment, students, workers, progress, log_level, count
     settings = course.settings()
     config = course.config()
     students = students or submitted_students(course, assignment)
-    workers = workers or settings.workers or default_workers()
+    workers = worker_count(workers, settings)
     results = {student: StudentResult(student) for student in students}
     executor = None
     if cluster:  # connected (and checked) before anything is written

@@ -248,13 +248,14 @@ def cmd_check(args) -> int:
     return check_notebook(path, timeout=args.timeout)
 
 
-def _positive_int(text: str) -> int:
+def _worker_count(text: str) -> int:
+    """``--workers``: as ``c.KitGrade.workers``, 0 is one per core."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number of workers, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1 worker, not {value}")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of workers >= 0 (0: one per core), not {value}")
     return value
 
 
@@ -302,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command("autograde", cmd_autograde, "grade every submission in parallel sandboxes")
     sub.add_argument("assignment")
     sub.add_argument("--student", action="append", help="only this student (repeatable)")
-    sub.add_argument("--workers", type=_positive_int, help="worker processes (default: the machine's cores)")
+    sub.add_argument("--workers", type=_worker_count, help="worker processes; 0: one per core (default: c.KitGrade.workers)")
     sub.add_argument("--quiet", action="store_true", help="no progress bar")
     sub.add_argument("--force", action="store_true", help="grade again what an earlier run graded already")
     sub.add_argument("--cluster", help="grade on a dask cluster: tcp://HOST:PORT, tls://HOST:PORT or local:N "

@@ -1,5 +1,7 @@
 """The kit's own settings, read from the course's ``nbgrader_config.py`` like nbgrader's."""
 
+from __future__ import annotations
+
 import os
 
 from traitlets import Bool, Float, Integer, List, Unicode
@@ -27,6 +29,12 @@ class KitGrade(Configurable):
         help="Folders (besides the course) student code may never read or write: exercises with solutions, the exchange.",
     ).tag(config=True)
     hide_hidden_tests_in_feedback = Bool(False, help="Default of `feedback --hide-hidden-tests`.").tag(config=True)
+
+
+def worker_count(requested: int | None, settings: KitGrade) -> int:
+    """The worker processes of a run: ``--workers`` if given, else ``c.KitGrade.workers``; 0 is one per core."""
+    chosen = settings.workers if requested is None else requested
+    return chosen or default_workers()
 
 
 def default_workers() -> int:
