@@ -39,6 +39,7 @@ import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 from traitlets.config import Config
 
+from .course_lock import grading_lock
 from .course import KIT_DIR, Course, ensure_nbgrader_tools_on_path
 from .errors import EnvironmentFault
 from .faults import describe, logged_errors
@@ -297,7 +298,7 @@ def autograde(course: Course, assignment: str, students: list[str] | None = None
     """
     counts = {"graded": 0, "total": 0}
     try:
-        with stops_as_keyboard_interrupt():
+        with grading_lock(course.root), stops_as_keyboard_interrupt():
             return _autograde(course, assignment, students, workers, progress, log_level, counts, cluster, force,
                               security)
     except KeyboardInterrupt:

@@ -27,6 +27,7 @@ from pathlib import Path
 from .course import KIT_DIR, Course
 from .errors import INTERNAL_ERROR, UsageError, log_internal_error
 from .faults import describe, require_gradebook, require_writable
+from .temporary import process_folder
 
 DEFAULT_EXERCISES = Path(__file__).resolve().parent.parent / "exercises"
 
@@ -353,6 +354,7 @@ def cmd_summary(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``kitgrade`` console script."""
     args = build_parser().parse_args(argv)
+    process_folder()  # every temporary file of the command, and of the processes it starts, in one folder
     for name in ("course", "source", "roster", "directory", "exercises", "exchange", "notebook"):
         if getattr(args, name, None):  # as the user meant them, before a command moves into the course
             setattr(args, name, os.path.abspath(os.path.expanduser(getattr(args, name))))

@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime
 import os
 import sys
-import tempfile
 import traceback
 from pathlib import Path
 
@@ -46,7 +45,9 @@ def log_internal_error(error: BaseException, log_dir: Path | None = None) -> Pat
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
     header = f"kitgrade {' '.join(sys.argv[1:])}\npython {sys.version.split()[0]}\n\n"
-    for folder in ([log_dir] if log_dir else []) + [Path(tempfile.gettempdir())]:
+    from .temporary import outer_folder  # not the process's own temporary folder: the log outlives it
+
+    for folder in ([log_dir] if log_dir else []) + [outer_folder()]:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / f"kitgrade-error-{stamp}-{os.getpid()}.log"

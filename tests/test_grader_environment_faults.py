@@ -16,6 +16,7 @@ import datetime
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -649,3 +650,70 @@ def test_a_deleted_submission_keeps_its_grade_and_every_output_says_so(root, gra
     with open(graded / "grades_lms.csv") as handle:
         assert {row["Student"]: row[ASSIGNMENT] for row in csv.DictReader(handle)}["alice"] == "7"
     assert not left_behind(tmp_path / "tmp", graded)
+
+
+# ---- two runs at once, and a run killed --------------------------------------------------------
+def _slow(course: Path, students, seconds: float = 5) -> None:
+    """Hand in solutions that take ``seconds`` each to run (a run that is still grading when looked at)."""
+    release = nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    source = nbformat.read(course / "source" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    for student in students:
+        folder = course / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(_solution(release, source, f"import time\ntime.sleep({seconds})"), folder / NOTEBOOK)
+
+
+def _start(course: Path, tmp: Path) -> subprocess.Popen:
+    tmp.mkdir(exist_ok=True)
+    return subprocess.Popen([sys.executable, "-m", "grader.cli", "autograde", ASSIGNMENT, "--course", str(course),
+                             "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "TMPDIR": str(tmp)}, start_new_session=True)
+
+
+def _wait_for_a_grade(course: Path, process: subprocess.Popen, seconds: float = 180) -> None:
+    """Until the run has recorded a first grade (it is halfway through)."""
+    ledger = course / ".kitgrade" / "graded" / f"{ASSIGNMENT}.json"
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and process.poll() is None:
+        if ledger.exists() and any(not e.get("unfinished") for e in json.loads(ledger.read_text() or "{}").values()):
+            return
+        time.sleep(0.05)
+    process.kill()
+    raise AssertionError(f"the run recorded no grade: {process.communicate()}")
+
+
+def test_a_second_run_on_the_same_course_refuses_at_once_and_the_first_grades_everyone(course, tmp_path):
+    _slow(course, ["dan", "eve", "fay"])
+    processes = _grading_processes()
+    first = _start(course, tmp_path / "tmp")
+    _wait_for_a_grade(course, first)
+    for assignment in (ASSIGNMENT, "build_your_own"):  # the same assignment or another: one gradebook
+        second = run(course, tmp_path / "tmp2", "autograde", assignment, "--quiet")
+        if assignment == "build_your_own" and second.returncode == 2 and "not released" in second.stderr:
+            continue  # the other assignment of the sample course is not released: nothing to lock against
+        assert second.returncode == 2, second
+        assert "another kitgrade autograde is grading the course" in one_line(second.stderr)
+    out, err = first.communicate(timeout=300)
+    assert first.returncode == 0, (out, err)
+    assert scores(course) == {s: 7.0 for s in ["alice", "bob", "carol", "dan", "eve", "fay"]}
+    assert "unable to open database file" not in out + err
+    again = run(course, tmp_path / "tmp2", "autograde", ASSIGNMENT, "--quiet")
+    assert again.returncode == 0, again
+    assert not left_behind(tmp_path / "tmp", course) and not left_behind(tmp_path / "tmp2", course)
+    assert not _wait_until_gone(processes, 10)
+
+
+def test_a_run_killed_with_sigkill_leaves_nothing_in_the_temporary_folder_after_the_next_command(course, tmp_path):
+    _slow(course, ["dan", "eve", "fay"])
+    processes = _grading_processes()
+    tmp = tmp_path / "tmp"
+    killed = _start(course, tmp)
+    _wait_for_a_grade(course, killed)
+    os.killpg(killed.pid, signal.SIGKILL)  # the run and its workers, at once: as a machine that goes down
+    killed.communicate(timeout=30)
+    assert not _wait_until_gone(processes, 20)
+    assert [p.name for p in tmp.iterdir()], "the killed run left nothing to clean (nothing was tested)"
+    rerun = run(course, tmp, "autograde", ASSIGNMENT, "--quiet")  # the next command clears what it left
+    assert rerun.returncode == 0, rerun
+    assert scores(course) == {s: 7.0 for s in ["alice", "bob", "carol", "dan", "eve", "fay"]}
+    assert not left_behind(tmp, course)
