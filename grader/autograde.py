@@ -90,6 +90,7 @@ class Ledger:
             common = hashlib.sha256(json.dumps(kit_versions()).encode())
             for path in [self.course.root / "nbgrader_config.py", *self.course.source_notebooks(self.assignment)]:
                 common.update(path.name.encode() + b"\0" + (path.read_bytes() if path.exists() else b""))
+            common.update(f"due {self._due_date()}".encode())  # a due date set or moved: lateness changes
             self._common = common.hexdigest()
         digest = hashlib.sha256(self._common.encode())
         folder = self.course.path("submitted", student, self.assignment)
@@ -100,6 +101,14 @@ class Ledger:
                 return ""
             digest.update(str(path.relative_to(folder)).encode() + b"\0" + content + b"\0")
         return digest.hexdigest()
+
+    def _due_date(self):
+        with warnings.catch_warnings(), Gradebook(self.course.db_url, self.course.course_id) as gradebook:
+            warnings.simplefilter("ignore")
+            try:
+                return gradebook.find_assignment(self.assignment).duedate
+            except MissingEntry:
+                return None
 
     def graded(self, student: str) -> list[str] | None:
         """The reasons recorded for ``student`` if graded as the submission is now, else None."""
