@@ -116,16 +116,34 @@ class DaskExecutor:
         return executor
 
     def check_workers(self, address: str) -> None:
-        try:
-            self.client.wait_for_workers(1, timeout=WORKER_TIMEOUT)
-        except TimeoutError:
-            raise ClusterError(f"the dask scheduler at {address} has no workers "
-                               f"(none joined within {WORKER_TIMEOUT:g} s)") from None
-        theirs = self.client.run(kit_versions)
-        for worker, versions in sorted(theirs.items()):
-            if versions != self.versions:
-                raise ClusterError(f"the worker {worker} has {describe(versions)}, this machine has "
-                                   f"{describe(self.versions)}: install the same on both")
+        """At least one worker, and every worker that answers has the instructor's versions.
+
+        A worker that dies meanwhile (while starting, or while it answers) is left out: the others
+        grade, and each task checks the versions again wherever it lands."""
+        import time
+
+        deadline = time.monotonic() + WORKER_TIMEOUT
+        while True:
+            try:
+                self.client.wait_for_workers(1, timeout=max(0.1, deadline - time.monotonic()))
+            except TimeoutError:
+                raise ClusterError(f"the dask scheduler at {address} has no workers "
+                                   f"(none joined within {WORKER_TIMEOUT:g} s)") from None
+            try:
+                theirs = self.client.run(kit_versions, on_error="return")
+            except OSError:  # the scheduler lost the worker it was asking: ask those left
+                theirs = {}
+            answered = {worker: versions for worker, versions in theirs.items() if isinstance(versions, dict)}
+            for worker, versions in sorted(answered.items()):
+                if versions != self.versions:
+                    raise ClusterError(f"the worker {worker} has {describe(versions)}, this machine has "
+                                       f"{describe(self.versions)}: install the same on both")
+            if answered:
+                return
+            if time.monotonic() > deadline:
+                raise ClusterError(f"the dask scheduler at {address} has no workers that answer (each one "
+                                   f"died or did not answer within {WORKER_TIMEOUT:g} s)")
+            time.sleep(0.2)
 
     def status(self) -> str:
         processing = self.client.processing()
