@@ -12,7 +12,7 @@ $(BIN)/python:
 
 # Everything the course and the grader need (torch is not one of them).
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[lab,grade,test]"
+	$(BIN)/pip install --quiet -e ".[lab,grade,cluster,test]"
 	touch $@
 
 # The parity and differential tests compare with real PyTorch (CPU build, pinned).
@@ -80,7 +80,7 @@ $(HUB_ENV)/.installed: pyproject.toml
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; }
 	$(HUB_PYTHON) -m venv $(HUB_ENV)
 	$(HUB_ENV)/bin/python -m pip install --quiet --upgrade pip
-	$(HUB_ENV)/bin/pip install --quiet -e ".[lab,grade,hub]"
+	$(HUB_ENV)/bin/pip install --quiet -e ".[hub]"
 	touch $@
 
 $(CHP): deploy/hub/package.json deploy/hub/package-lock.json

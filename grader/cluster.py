@@ -90,7 +90,8 @@ class DaskExecutor:
         try:
             from distributed import Client, LocalCluster
         except ImportError:
-            raise ClusterError("--cluster needs dask.distributed: pip install 'dask[distributed]'") from None
+            raise ClusterError("--cluster needs dask.distributed: install the kit's cluster extra "
+                               "(pip install -e '.[cluster]' in the kit's checkout)") from None
         local = re.fullmatch(r"local:(\d+)", address)
         cluster = None
         if local:
