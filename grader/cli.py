@@ -27,7 +27,8 @@ from pathlib import Path
 from .course import KIT_DIR, Course
 from .errors import INTERNAL_ERROR, UsageError, log_internal_error
 from .faults import describe, require_gradebook, require_writable
-from .temporary import process_folder
+from .settings import CELL_TIMEOUT
+from .temporary import in_process_folder
 
 DEFAULT_EXERCISES = Path(__file__).resolve().parent.parent / "exercises"
 
@@ -128,8 +129,8 @@ def cmd_collect(args) -> int:
 
 def cmd_autograde(args) -> int:
     from .autograde import Interrupted, ReportNotWritten, autograde
-    from .cluster import ClusterError
-    from .report import format_report
+    from .autograde.dask_executor import ClusterError
+    from .autograde.report import format_report
 
     course = _course(args)
     course.require_assignment(args.assignment, released=True)
@@ -329,7 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("check", cmd_check, "run the tests of one notebook and print each result", course=False)
     sub.add_argument("notebook")
-    sub.add_argument("--timeout", type=_positive_float, default=30.0, help="seconds per cell")
+    sub.add_argument("--timeout", type=_positive_float, default=CELL_TIMEOUT, help="seconds per cell")
 
     sub = command("summary", cmd_summary, "what the class got wrong: reports/<assignment>.html and a table")
     sub.add_argument("assignment")
@@ -354,13 +355,13 @@ def cmd_summary(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``kitgrade`` console script."""
     args = build_parser().parse_args(argv)
-    process_folder()  # every temporary file of the command, and of the processes it starts, in one folder
     for name in ("course", "source", "roster", "directory", "exercises", "exchange", "notebook"):
         if getattr(args, name, None):  # as the user meant them, before a command moves into the course
             setattr(args, name, os.path.abspath(os.path.expanduser(getattr(args, name))))
     cwd = os.getcwd()
     try:
-        return args.handler(args)
+        with in_process_folder():  # every temporary file of the command, and of the processes it starts
+            return args.handler(args)
     except UsageError as error:
         print(f"kitgrade {args.command}: {error}", file=sys.stderr)
         return error.status

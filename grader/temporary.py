@@ -12,8 +12,11 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from contextlib import contextmanager
 from multiprocessing.util import Finalize, get_temp_dir
 from pathlib import Path
+
+from .errors import OUTER_TMPDIR
 
 PREFIX = "kitgrade-"
 MULTIPROCESSING_NOTE = "multiprocessing-folder"
@@ -32,15 +35,27 @@ def process_folder() -> Path:
         (folder / MULTIPROCESSING_NOTE).write_text(get_temp_dir())
         # removed at exit after multiprocessing has removed its own folder inside it (priority -100)
         Finalize(None, shutil.rmtree, args=(str(folder), True), exitpriority=-101)
-        # this process's later temporary files, and those of the processes it starts, go inside it
-        tempfile.tempdir = str(folder)
-        os.environ["TMPDIR"] = str(folder)
     return _STATE["folder"]
 
 
-def outer_folder() -> Path:
-    """The user's temporary folder (where a log outlives the process)."""
-    return _STATE.get("outer") or Path(tempfile.gettempdir())
+@contextmanager
+def in_process_folder():
+    """For the block, this process's temporary files, and those of the processes it starts, go in
+    ``process_folder()`` (afterwards as before: a caller that runs commands in-process keeps its own)."""
+    folder = str(process_folder())
+    saved = {name: os.environ.get(name) for name in ("TMPDIR", OUTER_TMPDIR)}
+    saved_tempdir = tempfile.tempdir
+    tempfile.tempdir = os.environ["TMPDIR"] = folder
+    os.environ.setdefault(OUTER_TMPDIR, str(_STATE["outer"]))
+    try:
+        yield folder
+    finally:
+        tempfile.tempdir = saved_tempdir
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def remove_left_behind(outer: Path) -> list[Path]:

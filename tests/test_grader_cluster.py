@@ -52,9 +52,9 @@ nbgrader.__version__ = "0.8.0"
 #: A worker that dies while the instructor's process checks its versions (the first one to be asked).
 DIES_IN_VERSION_CHECK = """
 import os
-import grader.cluster as cluster
+import grader.versions as versions
 
-real = getattr(cluster.kit_versions, "real", cluster.kit_versions)  # a preload may be run twice
+real = getattr(versions.kit_versions, "real", versions.kit_versions)  # a preload may be run twice
 
 def kit_versions():
     try:
@@ -64,7 +64,7 @@ def kit_versions():
     os._exit(1)
 
 kit_versions.real = real
-cluster.kit_versions = kit_versions
+versions.kit_versions = kit_versions
 """
 MIXED = ["solution", "blank", "partial", "edited_test", "kernel_dies", "malformed_json", "patched_formatter",
          "reads_instructor_files"]
@@ -247,6 +247,9 @@ def test_the_cluster_grades_as_a_local_run_with_a_worker_killed_midway(services,
     on_cluster = json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())
     locally = json.loads((local / "reports" / f"{ASSIGNMENT}.json").read_text())
     assert _untimed(on_cluster) == _untimed(json.loads(json.dumps(locally).replace(str(local), str(course))))
+    for report in (f"{ASSIGNMENT}.csv", f"{ASSIGNMENT}-tests.json"):  # byte for byte (the CSV has no timings)
+        here, there = (root / "reports" / report for root in (course, local))
+        assert here.read_bytes() == there.read_bytes().replace(str(local).encode(), str(course).encode()), report
     for student in MIXED:
         assert on_cluster[student]["score"] == every[student][1], (student, on_cluster[student])
     ledger = json.loads((course / ".kitgrade" / "graded" / f"{ASSIGNMENT}.json").read_text())

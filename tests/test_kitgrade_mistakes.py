@@ -128,19 +128,19 @@ def test_workers_must_not_be_negative(course, capsys):
 
 
 def test_workers_0_is_one_per_core_as_in_the_settings(course, monkeypatch):
-    from grader import autograde as autograde_module
+    from grader.autograde.executors import LocalExecutor
     from grader.settings import default_workers
 
     with open(course / "nbgrader_config.py", "a") as handle:
         handle.write("\nc.KitGrade.workers = 1\n")
     submit(course, "alice")
+    submit(course, "bob")
     pools = []
-    real = autograde_module.run_tasks
-    monkeypatch.setattr(autograde_module, "run_tasks", lambda tasks, workers, *rest: pools.append(workers) or
-                        real(tasks, workers, *rest))
+    start = LocalExecutor.start
+    monkeypatch.setattr(LocalExecutor, "start", lambda self, *args: pools.append(self.workers) or start(self, *args))
     assert kitgrade(["autograde", ASSIGNMENT, "--course", str(course), "--quiet", "--workers", "0"]) == 0
     assert kitgrade(["autograde", ASSIGNMENT, "--course", str(course), "--quiet", "--force"]) == 0
-    assert pools == [default_workers(), 1]
+    assert pools == [min(default_workers(), 2), 1]  # never more workers than notebooks
 
 
 # ---- collect and check: files that are not what they should be -----------------------------------
