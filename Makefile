@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 TORCH  := torch==2.13.0
 
-.PHONY: lab lab-check reset-lesson test setup setup-test browser bench clean hub hub-env hub-clean
+.PHONY: lab lab-check reset-lesson test setup setup-test fonts browser bench clean hub hub-env hub-clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,7 @@ setup-test: $(VENV)/.installed $(VENV)/.torch
 # reset-lesson LESSON=08: your copy of lesson 8 back to the original. lab-check: the widget and
 # nbgrader extensions the course uses are installed and enabled (scripts/lab.py says how to fix it if not).
 AS_ROOT  := $(filter 0,$(shell id -u))
-lab: setup lab-check
+lab: setup fonts lab-check
 	$(BIN)/python scripts/lab.py
 
 reset-lesson: setup
@@ -49,17 +49,35 @@ bench: setup-test
 	$(BIN)/python benchmarks/bench_engine.py
 	$(BIN)/python benchmarks/bench_grading.py
 
-# The browser test's Chromium and a font with Chinese glyphs, from the Debian/Ubuntu packages
-# (Playwright's own browser download is not possible everywhere). Installs only what is missing.
-# Elsewhere: install Chromium or Chrome yourself, or point KIT_CHROMIUM at one.
+# A font with Chinese glyphs for the Chinese lessons' figures (and the browser's pages): Debian's
+# fonts-wqy-microhei (WenQuanYi Micro Hei, Apache-2.0 or GPL-3 with the font exception, 5 MB)
+# where there is apt-get and no such font yet. macOS and Windows come with one (PingFang,
+# Microsoft YaHei); elsewhere the lessons say once which font to install. graph_explorer/fonts.py
+# finds it even when matplotlib cached its font list before it was installed.
 SUDO := $(if $(AS_ROOT),,sudo)
-browser:
-	@if command -v chromium >/dev/null 2>&1 && fc-list :lang=zh 2>/dev/null | grep -q .; then \
+FONTS_SUDO := $(if $(AS_ROOT),,sudo -n)  # never a password prompt in the middle of make lab
+fonts:
+	@if fc-list :lang=zh 2>/dev/null | grep -q .; then :; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+	  echo "fonts: installing fonts-wqy-microhei (Chinese glyphs for the figures) with apt-get"; \
+	  { $(FONTS_SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-wqy-microhei >/dev/null 2>&1 || \
+	    { $(FONTS_SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	      $(FONTS_SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-wqy-microhei >/dev/null; }; } || \
+	  echo "fonts: could not install fonts-wqy-microhei (Chinese figures will show empty boxes): sudo apt-get install fonts-wqy-microhei" >&2; \
+	elif [ "$$(uname)" = Linux ]; then \
+	  echo "fonts: no font with Chinese glyphs and no apt-get: install one (WenQuanYi Micro Hei or Noto Sans CJK SC) for the Chinese figures" >&2; \
+	fi
+
+# The browser test's Chromium from the Debian/Ubuntu packages (Playwright's own browser download
+# is not possible everywhere), and the font above. Installs only what is missing.
+# Elsewhere: install Chromium or Chrome yourself, or point KIT_CHROMIUM at one.
+browser: fonts
+	@if command -v chromium >/dev/null 2>&1; then \
 	  echo "browser: $$(command -v chromium)"; \
 	elif command -v apt-get >/dev/null 2>&1; then \
-	  echo "browser: installing chromium and fonts-wqy-microhei with apt-get"; \
+	  echo "browser: installing chromium with apt-get"; \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	else \
 	  echo "browser: no apt-get here; install Chromium or Chrome (or set KIT_CHROMIUM=/path/to/it)" >&2; exit 1; \
 	fi
@@ -87,7 +105,7 @@ $(CHP): deploy/hub/package.json deploy/hub/package-lock.json
 	npm ci --prefix deploy/hub --no-audit --no-fund --loglevel=error
 	touch $@
 
-hub-env: $(HUB_ENV)/.installed $(CHP)
+hub-env: $(HUB_ENV)/.installed $(CHP) fonts
 
 hub: hub-env
 	$(HUB_ENV)/bin/python deploy/hub/kithub.py demo --state $(HUB_STATE)

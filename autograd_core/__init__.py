@@ -11,7 +11,8 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
 
     9  __init__.py    the package: torch.<name> for every registered operation
     8  methods.py     Tensor's methods and operators, all attached in this one place
-    7  nn/            Module, Parameter, Linear, Sequential, losses, nn.functional, nn.init
+    7  nn/            Module, Parameter, Linear, Conv2d, pooling, Dropout, Sequential, losses, nn.functional
+       sampling.py    bernoulli, multinomial, x.bernoulli_(), x.exponential_(): PyTorch's draws
        utils/         utils.data: TensorDataset, DataLoader
        update_ops.py  lerp, addcmul, addcdiv: what optimizer updates are made of
        inplace_unary.py  x.cos_(), x.exp_(), ...: elementwise functions in place
@@ -26,8 +27,9 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
     3  graph.py       graph nodes, AccumulateGrad, saved tensors
     3  legacy.py      FloatTensor, Variable, x.type(): names of older tutorials
        optim/         SGD, Adam
-       random.py      manual_seed, rand, randn, randint, randperm, normal: PyTorch's random numbers
+       random.py      manual_seed, rand, randn, randint, randperm, normal, ...: PyTorch's random numbers
     2  _speed.py      shortcuts that exist only for speed, and the switch that turns them off
+       inference_mode.py  inference_mode: no_grad, and what is made inside is an inference tensor
        saved_names.py grad_fn._saved_self, _saved_result, ...: saved values by PyTorch's names
        creation.py    tensor, ones, zeros, arange, linspace, ...
        random_generator.py  torch.Generator: PyTorch's Mersenne Twister and its state bytes
@@ -62,6 +64,7 @@ from .dtypes import (
 )
 from .default_device import get_default_device, set_default_device
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .inference_mode import inference_mode, is_inference_mode_enabled
 from .legacy import (
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
 )
@@ -74,7 +77,7 @@ from .random_generator import Generator, default_generator
 from .serialization import load, save
 from .tensor import Tensor
 from .update_ops import addcdiv, addcmul, lerp
-from . import nn, optim, utils  # (they build on everything above)
+from . import nn, optim, sampling, utils  # (they build on everything above)
 
 __version__ = "0.1.0"
 

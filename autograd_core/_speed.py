@@ -11,8 +11,10 @@ nodes, errors and warnings (the comparisons with PyTorch run both ways):
 What is here, and who calls it:
 
 * ``operands_ready``: type promotion with nothing to do (``functional._coerce``).
-* ``arithmetic``: ``x + y``, ``x * y``, ``x - y`` on those operands go straight to the
-  node class, or straight to NumPy when nothing is recorded (``methods.py``).
+* ``arithmetic``: ``x + y``, ``x * y``, ``x - y`` on those operands go straight to NumPy
+  when nothing is recorded, and when something is, ``_record`` makes the node in a few
+  steps instead of ``Op.apply``'s general ones (``methods.py``; ``function.py`` hands it
+  what recording takes with ``can_record``).
 * ``in_place_unrecorded`` and ``zero_unrecorded``: ``w -= lr * w.grad`` and
   ``w.grad.zero_()`` under ``no_grad`` write into the tensor's memory with no temporary
   copy (``inplace.py``).
@@ -20,6 +22,7 @@ What is here, and who calls it:
   ``np.where``, which branches per element (``ops.py``).
 * ``shared_description``: nodes whose inputs look alike share their tuples, so a large
   graph holds fewer objects for Python's garbage collector to scan (``function.py``).
+* ``walk``: the backward walk's loop with its small steps written out (``backward.walk``).
 * ``may_take``: a leaf's first gradient becomes its ``.grad`` without a copy when nothing
   else can reach it, as PyTorch "steals" it (``graph.AccumulateGrad``).
 """
@@ -69,6 +72,8 @@ def arithmetic(plain, ufunc, node=None, reflected=False):
                 return plain(self, other)
             if grad_mode._State.enabled and (self._requires_grad or type(other) is Tensor and other._requires_grad):
                 if node is not None:
+                    if _recording is not None and type(self) is Tensor and not node.saves_result:
+                        return _record(node, self, other)
                     return node.apply(self, other)
             else:
                 out = ufunc(b, a) if reflected else ufunc(a, b)
@@ -77,6 +82,42 @@ def arithmetic(plain, ufunc, node=None, reflected=False):
 
     operator.__doc__ = plain.__doc__
     return operator
+
+
+# What recording a node takes, from function.py (a layer above this one), which owns it and
+# hands it over when it is imported: accumulator_of, the creation counter, _describe_inputs.
+_recording = None
+
+
+def can_record(accumulator_of, sequence, describe_inputs):
+    global _recording
+    _recording = (accumulator_of, sequence, describe_inputs)
+
+
+def _record(node, a, b):
+    """``node.apply(a, b)`` for a tensor ``a`` and a tensor or Python number ``b`` when one of
+    them requires grad and grad mode is on: the same node with the same edges, in fewer steps
+    (``Op.apply`` and ``function._start_recording`` are the plain path)."""
+    accumulator_of, sequence, describe_inputs = _recording
+    ctx = node.__new__(node)
+    if a._requires_grad:
+        first = a._grad_fn if a._grad_fn is not None else accumulator_of(a)
+        signature = (a._output_nr, a._data.shape)
+    else:
+        first, signature = None, (None, a._data.shape)
+    if type(b) is Tensor:
+        if b._requires_grad:
+            second = b._grad_fn if b._grad_fn is not None else accumulator_of(b)
+            signature += (b._output_nr, b._data.shape)
+        else:
+            second, signature = None, signature + (None, b._data.shape)
+    else:
+        second, signature = None, signature + (None, None)
+    ctx._seq = next(sequence)
+    ctx._next_nodes = (first, second)
+    ctx._next_nrs, ctx.needs_input_grad, ctx._input_shapes = shared_description(signature, describe_inputs)
+    out = node.forward(ctx, a, b)
+    return Tensor._make(out if type(out) is np.ndarray else np.asarray(out), True, ctx)
 
 
 def in_place_unrecorded(tensor, ufunc, other):
@@ -134,6 +175,38 @@ def shared_description(signature, describe):
             _DESCRIPTIONS.clear()
         described = _DESCRIPTIONS[signature] = describe(signature)
     return described
+
+
+# -- the backward walk ------------------------------------------------------------------
+def walk(ready, buffers, deps, retain_graph, fit_gradients, plain_step, leaf_type):
+    """The loop of ``backward.walk`` for ``x.backward()``, with ``run_node``, ``_call_backward``,
+    ``_send`` and ``_add_to_buffer`` written out for an operation's
+    node of one output, without hooks, that received its gradient; a leaf's node and any other
+    node take ``plain_step`` (the plain loop's body). Same order, same sums, same frees."""
+    heap, pop, push = ready.heap, ready.pop, ready.push
+    while heap:
+        node = pop()
+        grad_outputs = buffers.pop(node, None)
+        if (grad_outputs is None or len(grad_outputs) != 1 or grad_outputs[0] is None or type(node) is leaf_type
+                or node._pre_hooks or node._post_hooks):
+            plain_step(node, grad_outputs or [None])
+            continue
+        grad_inputs = fit_gradients(node, type(node).backward(node, grad_outputs[0]))
+        if not retain_graph:
+            node.release_saved_tensors()
+        for child, nr, g in zip(node._next_nodes, node._next_nrs, grad_inputs):
+            if child is None:
+                continue
+            if g is not None:
+                slots = buffers.get(child)
+                if slots is None:
+                    slots = buffers[child] = [None] * child._num_outputs
+                slots[nr] = g if slots[nr] is None else slots[nr] + g
+            deps[child] -= 1
+            if not deps[child]:
+                push(child)
+        # hold no gradient while the next node runs: a leaf may then take its gradient (may_take)
+        grad_outputs = grad_inputs = g = None
 
 
 # -- taking a gradient instead of copying it --------------------------------------------

@@ -26,9 +26,11 @@ from __future__ import annotations
 
 import heapq
 
-from . import grad_mode
+import numpy as np
+
+from . import _speed, grad_mode
 from .broadcast import sum_to_shape
-from .graph import AccumulateGrad
+from .graph import _LEAVES_FIRST, AccumulateGrad
 
 
 def run_backward(roots, grads, retain_graph=False, create_graph=False):
@@ -63,7 +65,15 @@ def walk(roots, grads, run, retain_graph, create_graph):
     for (node, nr), g in zip(roots, grads):
         _add_to_buffer(buffers, node, nr, g)
     ready = ReadyQueue(node for node, _ in roots if not deps.get(node))
-    with grad_mode.set_grad_enabled(create_graph):
+    # PyTorch computes inf and nan in a backward formula silently (sqrt's at 0, say): so does NumPy here
+    with grad_mode.set_grad_enabled(create_graph), np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if run is run_node and _speed.enabled:  # the same walk, with this loop's steps written out
+            def plain_step(node, grad_outputs):  # the loop body below, for the nodes the shortcut leaves to it
+                if node._pre_hooks:
+                    grad_outputs = _run_pre_hooks(node, grad_outputs)
+                _send(node, run(node, grad_outputs, retain_graph, create_graph), buffers, deps, ready)
+            _speed.walk(ready, buffers, deps, retain_graph, fit_gradients, plain_step, AccumulateGrad)
+            return
         while ready.heap:
             node = ready.pop()
             grad_outputs = buffers.pop(node, None) or [None]
@@ -164,7 +174,9 @@ def _run_post_hooks(node, grad_inputs, grad_outputs):
 class ReadyQueue:
     """Nodes whose gradient is complete, in PyTorch's order: leaves (``AccumulateGrad``)
     first, so ``.grad`` is filled as soon as possible; then the most recently created node.
-    Every node has its own place in that order (``_seq``), so there are no ties."""
+    All leaves rank the same, as in PyTorch (their sequence number is the largest there
+    is): several ready leaves come out in the order the binary heap gives them, and
+    ``heapq`` moves equal entries exactly as the C++ ``std::priority_queue`` does."""
 
     def __init__(self, nodes=()):
         self.heap = []
@@ -172,10 +184,31 @@ class ReadyQueue:
             self.push(node)
 
     def push(self, node):
-        heapq.heappush(self.heap, (-node._seq, node))
+        if type(node) is AccumulateGrad:
+            heapq.heappush(self.heap, (_LEAF_RANK, _Tied(node)))
+        else:  # op nodes never tie: each has its own place in creation order
+            heapq.heappush(self.heap, (-node._seq, node))
 
     def pop(self):
-        return heapq.heappop(self.heap)[1]
+        node = heapq.heappop(self.heap)[1]
+        return node.node if type(node) is _Tied else node
+
+
+_LEAF_RANK = -_LEAVES_FIRST  # below every op node's -_seq: leaves come out first
+
+
+class _Tied:
+    """A leaf in the heap: equal to every other leaf, so that their entries tie."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node):
+        self.node = node
+
+    def __eq__(self, other):
+        return True
+
+    __hash__ = None
 
 
 def _add_to_buffer(buffers, node, nr, grad):
@@ -192,7 +225,11 @@ def _call_backward(node, grad_outputs):
             break
     else:  # nothing arrived: nothing flows on
         return (None,) * len(node._next_nodes)
-    result = type(node).backward(node, *grad_outputs)
+    return fit_gradients(node, type(node).backward(node, *grad_outputs))
+
+
+def fit_gradients(node, result):
+    """What a backward formula returned, as one gradient per input, each of its input's shape."""
     if type(result) is not tuple:
         result = (result,)
     if len(result) != len(node._next_nodes):

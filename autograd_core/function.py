@@ -86,6 +86,9 @@ def _describe_inputs(signature):
     return tuple(0 if nr is None else nr for nr in nrs), tuple(nr is not None for nr in nrs), signature[1::2]
 
 
+_speed.can_record(accumulator_of, _sequence, _describe_inputs)  # (what _speed.arithmetic records with)
+
+
 class Op(Node):
     """A built-in operation; the class name is the ``grad_fn`` name PyTorch shows."""
 

@@ -1,5 +1,5 @@
 """Switching the recording of operations on and off: ``no_grad``, ``enable_grad``,
-``set_grad_enabled``, ``is_grad_enabled``.
+``set_grad_enabled``, ``is_grad_enabled`` (``inference_mode.py`` builds on them).
 
 Each works as a context manager (``with torch.no_grad():``) and as a decorator
 (``@torch.no_grad()``), as in PyTorch.
@@ -12,6 +12,7 @@ import functools
 class _State:
     # One flag for the whole process; the engine reads it on every operation.
     enabled = True
+    inference = False  # inside inference_mode (inference_mode.py): the tensors made are inference tensors
 
 
 def is_grad_enabled():

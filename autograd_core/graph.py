@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from . import _speed
+from . import _speed, grad_mode
 from .hooks import add_hook, apply_tensor_hook
 from .tensor import Tensor
 
@@ -50,6 +50,12 @@ def _without_hooks(hook, value):
         SAVED_TENSORS_HOOKS[:] = outer
 
 
+INFERENCE_TENSOR_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use it "
+    "in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
+
+
 class SavedTensor:
     """A tensor saved for backward, with the version it had when it was saved.
 
@@ -61,6 +67,8 @@ class SavedTensor:
     __slots__ = ("tensor", "counter", "version", "data", "unpack_hook", "output_nr")
 
     def __init__(self, tensor, is_output=False, output_nr=0):
+        if tensor._inference and not grad_mode._State.inference:
+            raise RuntimeError(INFERENCE_TENSOR_SAVED)
         self.counter = tensor._version_counter
         self.version = self.counter.value
         self.unpack_hook = None

@@ -250,3 +250,86 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
 def _data_of(x):
     return x._data if isinstance(x, Tensor) else x
 
+
+
+# -- drawing from probabilities (sampling.py makes the public functions of these) -------------
+
+def _check_probability(p, name="bernoulli_"):
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"{name} expects p to be in [0, 1], but got p={_number(p)}")
+
+
+def fill_bernoulli(array, p, generator=None):
+    """0s and 1s of ``array``'s shape and dtype, each 1 with probability ``p``: a number
+    (``x.bernoulli_(0.3)``, a dropout mask) or an array of probabilities that broadcasts to it."""
+    generator = _generator(generator)
+    if isinstance(p, np.ndarray):
+        if p.dtype.kind != "f":
+            raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for '{_type_name(p.dtype)}'")
+        p = np.broadcast_to(p, array.shape)
+        bad = np.flatnonzero(~((p >= 0) & (p <= 1)))
+        if bad.size:  # PyTorch draws up to the bad probability, then stops
+            random_kernels.bernoulli_tensor(generator, np.ascontiguousarray(p).ravel()[:bad[0]])
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+                               "message be improved?  If so, please report an enhancement request to PyTorch.)")
+        drawn = random_kernels.bernoulli_tensor(generator, _in_memory_order(p, array))
+    else:
+        _check_probability(p)
+        drawn = random_kernels.bernoulli_scalar(generator, array.size, p)
+    return _placed(drawn.astype(array.dtype), array)
+
+
+def _in_memory_order(values, array):
+    """``values`` (of ``array``'s shape) in the order PyTorch's kernel visits ``array``'s elements."""
+    if array.flags.c_contiguous:
+        return np.ascontiguousarray(values)
+    order = sorted(range(array.ndim), key=lambda d: -abs(array.strides[d]))
+    return np.ascontiguousarray(values.transpose(order))
+
+
+def fill_exponential(array, lambd=1.0, generator=None):
+    """Exponential numbers of rate ``lambd`` of ``array``'s shape and dtype (``x.exponential_()``)."""
+    _floating(dtypes.from_numpy_dtype(array.dtype), "exponential_cpu")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_number(lambd)}")
+    return _placed(random_kernels.exponential(_generator(generator), array.size, array.dtype, lambd), array)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """``num_samples`` category indices per row of ``input`` (1-d or 2-d: non-negative weights,
+    not necessarily summing to 1), drawn with or without replacement; PyTorch's draws."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"multinomial(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    p = input._data
+    if p.dtype.kind != "f":
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {_type_name(p.dtype)}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > p.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    rows = p.reshape(-1, p.shape[-1])
+    shape = (num_samples,) if p.ndim == 1 else (p.shape[0], num_samples)
+    if rows.size == 0:
+        return Tensor._make(np.zeros(shape, np.int64))
+    generator = _generator(generator)
+    if not replacement or num_samples == 1:
+        # PyTorch's shortcut: the largest p / q, q exponential (the Gumbel-max trick, exponentiated)
+        if not (np.isfinite(rows).all() and (rows >= 0).all()):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if (rows.sum(1) == 0).any():
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        q = random_kernels.exponential(generator, rows.size, rows.dtype).reshape(rows.shape)
+        with np.errstate(divide="ignore"):
+            ratio = rows / q
+        picked = np.argsort(-ratio, axis=1, kind="stable")[:, :num_samples]
+    else:
+        if (rows < 0).any():
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+        if not np.isfinite(rows).all():
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry = infinity or NaN)")
+        if (rows.sum(1, dtype=np.float64) <= 0).any():
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        picked = random_kernels.multinomial_with_replacement(generator, rows, num_samples)
+    return Tensor._make(picked.reshape(shape).astype(np.int64))

@@ -14,6 +14,13 @@ normal       16 or more numbers in a contiguous tensor: uniforms for all of them
              number kept in the generator for the next draw.
 random_      ``(word % range) + from``; ranges of 2**28 or more take ``random64`` words.
 randperm     Fisher-Yates from the front: swap place ``i`` with ``i + word % (n - i)``.
+bernoulli    one uniform per element, 1 where it is below p: for one probability ``p`` (``bernoulli_(p)``,
+             dropout) a 53-bit double uniform; for a tensor of probabilities, a 24-bit float uniform
+             where they are float32, a 53-bit one where they are float64.
+exponential  ``-1/lambda * log1p(-u)`` of a 53-bit double uniform, in double, then rounded to the dtype.
+multinomial  with replacement: the running sum of each row (in its dtype) divided by the total; each
+             sample a 53-bit double uniform, the first category whose running sum reaches it. (One
+             sample, or none replaced: ``argmax``/``topk`` of ``p / exponential``: random.py.)
 """
 from __future__ import annotations
 
@@ -122,6 +129,44 @@ def random_full(gen, n, dtype):
     else:
         top = int(np.iinfo(dtype).max) + 1
     return (words % np.uint64(top)).astype(dtype)
+
+
+def uniform_unit_53(gen, n):
+    """``n`` doubles in [0, 1): uniform_real_distribution<double>(0, 1), 53 bits of a 64-bit word."""
+    return (gen.random64(n) & _LOW_53).astype(np.float64) * 2.0**-53
+
+
+def bernoulli_scalar(gen, n, p):
+    """``n`` draws of 0/1 (as bool), each 1 with probability ``p``: bernoulli_distribution<double>."""
+    return uniform_unit_53(gen, n) < p
+
+
+def bernoulli_tensor(gen, probabilities):
+    """One 0/1 draw (as bool) per probability, in order: bernoulli_distribution<float> for float32
+    (and float16) probabilities, <double> for float64 ones."""
+    p = probabilities.ravel()
+    if p.dtype == np.float64:
+        return uniform_unit_53(gen, p.size) < p
+    u = (gen.random(p.size) & _LOW_24).astype(np.float32) * np.float32(2.0**-24)
+    return u < p.astype(np.float32)
+
+
+def exponential(gen, n, dtype, lambd=1.0):
+    """``n`` exponential numbers: exponential_distribution<double>, then rounded to ``dtype``."""
+    u = uniform_unit_53(gen, n)
+    return ((-1.0 / lambd) * exact_math.log1p(-u)).astype(dtype)
+
+
+def multinomial_with_replacement(gen, rows, n_sample):
+    """``n_sample`` categories per row of ``rows`` (2-d, non-negative), drawn with replacement:
+    multinomial_with_replacement_apply (aten/src/ATen/native/cpu/MultinomialKernel.cpp)."""
+    out = np.empty((rows.shape[0], n_sample), np.int64)
+    for i, row in enumerate(rows):
+        cumulative = np.cumsum(row, dtype=np.float32 if row.dtype == np.float16 else row.dtype)  # one by one, as C
+        cumulative = cumulative / cumulative[-1]
+        cumulative[-1] = 1
+        out[i] = np.searchsorted(cumulative.astype(np.float64), uniform_unit_53(gen, n_sample), side="left")
+    return out
 
 
 def randperm(gen, n):

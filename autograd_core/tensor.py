@@ -181,6 +181,12 @@ class Tensor(metaclass=ShownAs):
         """How many in-place changes this tensor's storage has seen (PyTorch's ``x._version``)."""
         return self._version_counter.value
 
+    _inference = False
+
+    def is_inference(self):
+        """Made inside ``torch.inference_mode()`` (autograd will not save it for backward)."""
+        return self._inference
+
     @property
     def is_leaf(self):
         """Created by the user (or not requiring grad) rather than by a recorded op."""

@@ -175,6 +175,33 @@ def mlp_numpy():
     return run
 
 
+# --- workload: LeNet, forward and backward ----------------------------------------------------------
+LENET_BATCH = 64
+
+
+def lenet_torchlike(m):
+    """d2l's LeNet (the 1998 network: padding 2, sigmoid, average pooling) on a batch of 64
+    1x28x28 images: one forward, a cross-entropy loss and one backward per run."""
+    nn = m.nn
+    m.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(1, 6, kernel_size=5, padding=2), nn.Sigmoid(), nn.AvgPool2d(kernel_size=2, stride=2),
+                        nn.Conv2d(6, 16, kernel_size=5), nn.Sigmoid(), nn.AvgPool2d(kernel_size=2, stride=2),
+                        nn.Flatten(), nn.Linear(16 * 5 * 5, 120), nn.Sigmoid(), nn.Linear(120, 84), nn.Sigmoid(),
+                        nn.Linear(84, 10))
+    rng = np.random.default_rng(0)
+    x = m.tensor(rng.standard_normal((LENET_BATCH, 1, 28, 28)).astype(np.float32))
+    y = m.tensor(rng.integers(0, 10, LENET_BATCH))
+    loss_fn = nn.CrossEntropyLoss()
+
+    def run():
+        for p in net.parameters():
+            p.grad = None
+        loss = loss_fn(net(x), y)
+        loss.backward()
+        return loss.item()
+    return run
+
+
 # --- workload: float32 elementwise functions, rounded as PyTorch rounds them ---------------------------
 ROUNDED = ("exp", "log", "sin", "cos", "tanh")
 ROUNDED_SIZES = ((2, 2), (256, 256))
@@ -209,7 +236,11 @@ def rounding_runs(shape):
 
 def engines(workload):
     table = {"autograd_core": None, "torch": None, "mygrad": None, "hips autograd": None, "numpy (by hand)": None}
-    if workload == "chain":
+    if workload == "lenet":
+        table["autograd_core"] = lenet_torchlike(autograd_core)
+        table["torch"] = torch and lenet_torchlike(torch)
+        del table["numpy (by hand)"]
+    elif workload == "chain":
         table["autograd_core"] = chain_torchlike(autograd_core)
         table["torch"] = torch and chain_torchlike(torch)
         table["mygrad"] = mygrad and chain_mygrad()
@@ -338,10 +369,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--skip-notebooks", action="store_true")
     ap.add_argument("--json", help="also write the figures to this file")
-    ap.add_argument("--only", nargs="+", choices=("chain", "mlp", "rounding", "deep", "memory", "notebooks"),
+    ap.add_argument("--only", nargs="+", choices=("chain", "mlp", "lenet", "rounding", "deep", "memory", "notebooks"),
                     help="run only these workloads")
     args = ap.parse_args()
-    wanted = set(args.only or ("chain", "mlp", "rounding", "deep", "memory", "notebooks"))
+    wanted = set(args.only or ("chain", "mlp", "lenet", "rounding", "deep", "memory", "notebooks"))
     results = {}
 
     if "chain" in wanted:
@@ -350,6 +381,9 @@ def main():
     if "mlp" in wanted:
         results["mlp"] = table(f"MLP: batch {BATCH}, {IN}->{HIDDEN}->{OUT} relu, float32, {STEPS} steps",
                                interleaved(engines("mlp"), args.rounds))
+    if "lenet" in wanted:
+        results["lenet"] = table(f"LeNet (d2l): forward + backward on a batch of {LENET_BATCH} 1x28x28 images, float32",
+                                 interleaved(engines("lenet"), args.rounds), peers=("torch",))
     if "rounding" in wanted:
         for shape in ROUNDED_SIZES:
             key = "rounding " + "x".join(map(str, shape))

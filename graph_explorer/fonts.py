@@ -4,10 +4,17 @@ matplotlib's default font (DejaVu Sans) has no Chinese glyphs; it draws empty bo
 warns once per missing glyph. ``use_chinese_font()`` puts the first CJK font it finds
 *after* the default in ``font.family``, so Latin text looks as before and Chinese
 characters come from the CJK font (matplotlib >= 3.6 falls back glyph by glyph).
-``make browser`` installs one (fonts-wqy-microhei) on Debian and Ubuntu.
+``make lab``, ``make hub-env`` and ``make browser`` install one (fonts-wqy-microhei) where
+there is apt-get; macOS and Windows come with one (PingFang, Microsoft YaHei).
+
+matplotlib lists the installed fonts once and caches that list (``fontlist-v*.json`` in its
+cache folder); a font installed later is not in it. So when the cached list has no CJK font,
+the font files the system has now and the list lacks are read and added (and the cache is
+rewritten, so the next start finds them at once).
 """
 from __future__ import annotations
 
+import os
 import warnings
 
 # Fonts with Chinese glyphs, in order of preference: Linux packages, then macOS and Windows.
@@ -17,17 +24,48 @@ CJK_FONTS = [
     "Microsoft YaHei", "SimHei",
 ]
 MISSING = ("no font with Chinese glyphs found: Chinese text in figures shows as empty boxes "
-           "(Debian/Ubuntu: apt-get install fonts-wqy-microhei, or `make browser`)")
+           "(Debian/Ubuntu: apt-get install fonts-wqy-microhei, or `make fonts`)")
 
 _chosen: list = []  # the font found on the first call (None: none found)
 
 
-def find_chinese_font() -> str | None:
-    """The name of an installed font with Chinese glyphs, or None."""
+def _known_chinese_font(manager) -> str | None:
+    installed = {f.name for f in manager.ttflist}
+    return next((name for name in CJK_FONTS if name in installed), None)
+
+
+def add_fonts_installed_since_the_cache(manager=None) -> list[str]:
+    """Add to matplotlib's font list the system's font files it lacks; returns their paths.
+
+    Also rewrites matplotlib's cached list when its folder is writable, so that the
+    next Python finds the new fonts without reading them again.
+    """
+    import matplotlib
     from matplotlib import font_manager
 
-    installed = {f.name for f in font_manager.fontManager.ttflist}
-    return next((name for name in CJK_FONTS if name in installed), None)
+    manager = manager or font_manager.fontManager
+    known = {f.fname for f in manager.ttflist}
+    added = []
+    for path in sorted(set(font_manager.findSystemFonts()) - known):
+        try:
+            manager.addfont(path)
+        except Exception:  # a file matplotlib cannot read: it would have skipped it too
+            continue
+        added.append(path)
+    cache = matplotlib.get_cachedir()
+    if added and manager is font_manager.fontManager and os.access(cache, os.W_OK):
+        font_manager.json_dump(manager, os.path.join(cache, f"fontlist-v{font_manager.FontManager.__version__}.json"))
+    return added
+
+
+def find_chinese_font() -> str | None:
+    """The name of an installed font with Chinese glyphs, or None; sees fonts installed after matplotlib's cache."""
+    from matplotlib import font_manager
+
+    found = _known_chinese_font(font_manager.fontManager)
+    if found is None and add_fonts_installed_since_the_cache():
+        found = _known_chinese_font(font_manager.fontManager)
+    return found
 
 
 def use_chinese_font() -> str | None:

@@ -23,6 +23,9 @@ assignment list and formgrader) and so are nbgrader's server extensions; if not,
 how to fix it and fails. JupyterLab prints the URL (with its token) to open, and opens a
 browser where there is one; as root (a container) it needs ``--allow-root``.
 
+The Chinese lessons' figures need a font with Chinese glyphs (``make fonts``, which ``make lab``
+runs, installs one where it can); when matplotlib finds none, the start says so once.
+
 ``tests/test_browser.py`` starts its server with ``lab_command`` below: the same
 ``jupyter lab <folder>`` of this environment, with the test's port, token and settings.
 """
@@ -168,6 +171,21 @@ def extension_problems() -> list[str]:
     return problems
 
 
+def font_note() -> str | None:
+    """A note when matplotlib finds no font with Chinese glyphs (the Chinese figures would show boxes)."""
+    sys.path.insert(0, str(ROOT))  # graph_explorer, also where the kit is not installed
+    try:
+        from graph_explorer.fonts import find_chinese_font
+    except ImportError:
+        return None
+    finally:
+        sys.path.remove(str(ROOT))
+    if find_chinese_font() is not None:
+        return None
+    return ("no font with Chinese glyphs: the Chinese lessons' figures will show empty boxes "
+            "(make fonts installs one on Debian/Ubuntu: fonts-wqy-microhei)")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     passthrough = []
@@ -193,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         print("JupyterLab extensions for the course: ipywidgets, nbgrader (lab and server) enabled")
         return 0
+    note = font_note()
+    if note:
+        print("note:", note, file=sys.stderr)
     folder = args.folder
     if folder is None:
         folder = WORK

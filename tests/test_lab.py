@@ -124,3 +124,12 @@ def test_make_lab_runs_the_launcher_and_the_copies_are_not_tracked():
     if (ROOT / ".git").exists() and shutil.which("git"):  # and git agrees
         ignored = subprocess.run(["git", "check-ignore", "-q", "my-notebooks/en/01_recording_history.ipynb"], cwd=ROOT)
         assert ignored.returncode == 0
+
+
+def test_the_start_notes_a_missing_chinese_font_once_and_is_quiet_with_one(monkeypatch):
+    from graph_explorer import fonts
+
+    monkeypatch.setattr(fonts, "find_chinese_font", lambda: None)
+    assert "make fonts" in lab.font_note()
+    monkeypatch.setattr(fonts, "find_chinese_font", lambda: "WenQuanYi Micro Hei")
+    assert lab.font_note() is None

@@ -58,6 +58,7 @@ KEY_RESULTS = {
         "[4.5000, 4.5000]], dtype=torch.float64)\nTrue",
         "tensor(28., grad_fn=<MulBackward0>)",
         "tensor([ 0.,  4.,  8., 12.])\ntensor([True, True, True, True])",
+        {"en": "central difference is best near h = 1e-05", "zh": "中心差分在 h = 1e-05 附近最准确"},
     ],
     "03_nonscalar_outputs": [
         "RuntimeError: grad can be implicitly created only for scalar outputs",
@@ -75,6 +76,8 @@ KEY_RESULTS = {
         "tensor([0., 2.], grad_fn=<MvBackward0>)\nFalse\ntensor([0., 2.]) False None\nTrue",
         "training=True: requires_grad=True, grad_fn=<MvBackward0 object at 0x",
         "tensor([100.,   1.,   2.,   3.], grad_fn=<MulBackward0>)\nTrue True False",
+        "0\n1\nRuntimeError: one of the variables needed for gradient computation has been modified by an inplace "
+        "operation: [torch.FloatTensor [3]], which is output 0 of",  # the version counter, before lesson 9 relies on it
         "training=False: requires_grad=False, grad_fn=None",
     ],
     "05_control_flow": [
@@ -112,7 +115,8 @@ KEY_RESULTS = {
          "zh": "一阶导数等于 cos: True\n二阶导数等于 -sin: True\n<SinBackward0 object at 0x"},
         {"en": "forward  largest error: 5.00e-03\ncentral  largest error: 1.67e-05\nslipped  largest error: 1.00e+00",
          "zh": "前向差分     最大误差: 5.00e-03\n中心差分     最大误差: 1.67e-05\n写错公式     最大误差: 1.00e+00"},
-        {"en": "central difference is best near h = 1e-05", "zh": "中心差分在 h = 1e-05 附近最准确"},
+        {"en": "E solves Kepler's equation: True\nautograd's dE/dM = 1 / (1 - e cos E): True",
+         "zh": "E 满足开普勒方程: True\n自动微分的 dE/dM = 1 / (1 - e cos E): True"},
     ],
     "08_under_the_hood": [
         {"en": " 1. MeanBackward0                grad 1\n", "zh": " 1. MeanBackward0                梯度 1\n"},
@@ -122,14 +126,22 @@ KEY_RESULTS = {
         {"en": "AccumulateGrad x1 (scalar)   grad 1.1\n", "zh": "AccumulateGrad x1 (标量)     梯度 1.1\n"},
         {"en": "AccumulateGrad x2 (scalar)   grad 1.4\n", "zh": "AccumulateGrad x2 (标量)     梯度 1.4\n"},
         {"en": "AccumulateGrad x3 (scalar)   grad 1\n", "zh": "AccumulateGrad x3 (标量)     梯度 1\n"},
+        # the leaves in PyTorch's order: x3 as soon as it is ready, then x1 and x2, ready together
+        {"en": " 9. AccumulateGrad x3 (scalar)   grad 1\n10. MulBackward0                 grad 0.3  (saved tensors freed)\n"
+               "11. AccumulateGrad x1 (scalar)   grad 1.1\n12. AccumulateGrad x2 (scalar)   grad 1.4\n",
+         "zh": " 9. AccumulateGrad x3 (标量)     梯度 1\n10. MulBackward0                 梯度 0.3  （保存的张量已释放）\n"
+               "11. AccumulateGrad x1 (标量)     梯度 1.1\n12. AccumulateGrad x2 (标量)     梯度 1.4\n"},
+        {"en": "MulBackward0    edges in: 1\nMulBackward0    edges in: 1\nAddBackward0    edges in: 2\n"
+               "AccumulateGrad  edges in: 1\n",
+         "zh": "MulBackward0    入边数: 1\nMulBackward0    入边数: 1\nAddBackward0    入边数: 2\nAccumulateGrad  入边数: 1\n"},
+        {"en": "f(2) = 1.760554  1.760554\nforward mode: 0.082395   reverse mode: 0.082395   by hand: 0.082395",
+         "zh": "f(2) = 1.760554  1.760554\n前向模式: 0.082395   反向模式: 0.082395   手算: 0.082395"},
         "tensor([True, True, True, True])",
     ],
     "09_linear_regression": [
         "torch.Size([200, 2]) torch.Size([200])",
         {"en": "close to the true parameters: True True", "zh": "接近真实参数: True True"},
         "RuntimeError: a leaf Variable that requires grad is being used in an in-place operation.",
-        "0\n1\nRuntimeError: one of the variables needed for gradient computation has been modified by an inplace "
-        "operation: [torch.FloatTensor [3]], which is output 0 of",
     ],
     "10_modules_and_optimizers": [
         {"en": "Linear(in_features=2, out_features=1, bias=True)\nweight (1, 2) leaf: True requires_grad: True grad: None\n"
@@ -144,10 +156,26 @@ KEY_RESULTS = {
         "False\nNone",
         "['w', 'b']\nOrderedDict",
     ],
+    "11_extending_autograd": [
+        "X.grad (2, 3) True\nW.grad (3, 2) True",
+        "tensor([2., 2., 2.]) True\ntensor([[ 3.],\n        [12.]]) True",
+        "dtype=torch.float64, grad_fn=<MatMulBackward>)\nMatMulBackward\nTrue\n"
+        "GradcheckError: Jacobian mismatch for output 0 with respect to input 1,\nFalse",
+        {"en": "gradient reaching h: tensor([10., 10., 10.])\ntensor([ 20.,  80., 150.])",
+         "zh": "到达 h 的梯度: tensor([10., 10., 10.])\ntensor([ 20.,  80., 150.])"},
+        "0: Linear  (5, 4) -> (5, 8)\n1: ReLU    (5, 8) -> (5, 8)\n2: Linear  (5, 8) -> (5, 2)\n"
+        "train()  enable_grad     y = 7  requires_grad=True   is_inference=False\n",  # the hooks removed: printed once
+        "train()  inference_mode  y = 7  requires_grad=False  is_inference=True\n"
+        "eval()   enable_grad     y = 6  requires_grad=True   is_inference=False\n"
+        "eval()   no_grad         y = 6  requires_grad=False  is_inference=False\n"
+        "eval()   inference_mode  y = 6  requires_grad=False  is_inference=True\n"
+        "RuntimeError: Inference tensors cannot be saved for backward\nTrue",
+        "abs        tensor([-1.,  0.,  1.])\nrelu       tensor([0., 0., 1.])\nsqrt(x*x)  tensor([-1., nan,  1.])",
+    ],
 }
 # How many plots (image/png outputs in the cells themselves) each lesson shows.
-IMAGES = {"01_recording_history": 1, "02_backward_and_grad": 1, "07_higher_derivatives": 3, "08_under_the_hood": 4,
-          "09_linear_regression": 1}
+IMAGES = {"01_recording_history": 1, "02_backward_and_grad": 2, "07_higher_derivatives": 3, "08_under_the_hood": 5,
+          "09_linear_regression": 1, "10_modules_and_optimizers": 1}
 WIDGETS = {"05_control_flow": 1, "08_under_the_hood": 2}
 
 
@@ -173,7 +201,8 @@ def _audited_show(*args, **kwargs):
                     x, y = ax.transData.transform(line.get_xydata()).T
                     covered += int(((x > box.x0) & (x < box.x1) & (y > box.y0) & (y < box.y1)).sum())
             _audited_figures.append({"xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "title": ax.get_title(),
-                                     "legend": legend is not None, "points under the legend": covered})
+                                     "legend": legend is not None, "points under the legend": covered,
+                                     "legend texts": [t.get_text() for t in legend.get_texts()] if legend else []})
     return _audit_show(*args, **kwargs)
 
 _audit_plt.show = _audited_show
@@ -268,8 +297,8 @@ def code_cells(nb):
 # -- the committed notebooks ---------------------------------------------------------
 
 
-def test_there_are_ten_lessons():
-    assert len(LESSONS) == 10 and set(KEY_RESULTS) == set(LESSONS)
+def test_there_are_eleven_lessons_each_with_its_key_results():
+    assert len(LESSONS) == 11 and set(KEY_RESULTS) == set(LESSONS)
 
 
 def test_committed_notebooks_are_exactly_what_the_build_writes():
@@ -340,8 +369,10 @@ def test_chinese_notebook_has_its_own_prose(lesson):
 
 
 # Terms a Chinese course uses, and the literal renderings it does not (the course's glossary).
+# The text speaks to the learner (你, 我们), never of "the user"; "epoch" is 迭代周期, as in d2l-zh.
 CHINESE_TERMS = {"要求梯度": "需要梯度", "梯度会累积": "梯度累加", "倒着走": "反向传播", "走两遍": "两次反向传播",
-                 "再走一遍": "再次反向传播", "没有来历": "不是运算的结果"}
+                 "再走一遍": "再次反向传播", "没有来历": "不是运算的结果", "用户": "你", "轮次": "迭代周期",
+                 "轮数": "迭代周期数"}
 # Claims the course has corrected once and must not make again (lesson 9's model is linear in
 # its features [t, sin 3t]; its fit, plotted against t, is a curve). d2l's two editions number
 # the chapter's exercises differently from the fourth on (Chinese: 4 redesign the control flow,
@@ -359,6 +390,56 @@ def test_chinese_uses_the_course_terms_and_no_corrected_claim_returns(lesson):
         found = [f"{literal!r} (write {term!r})" for literal, term in CHINESE_TERMS.items() if literal in text] if lang == "zh" else []
         found += [claim for claim in WRONG_CLAIMS[lang] if re.search(claim, text, re.I)]
         assert not found, f"{lang}/{lesson}: " + ", ".join(found)
+
+
+# A pointer to a section by its name: section "..." (en), “...”一节 (zh).
+SECTION_POINTERS = {"en": r'section\s+"([^"]+)"', "zh": r"“([^”]+)”\s*一节"}
+
+
+def headings(lang, lesson):
+    return {line.lstrip("#").strip() for cell in read(lang, lesson).cells if cell.cell_type == "markdown"
+            for line in cell.source.splitlines() if line.startswith("#")}
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_pointer_to_a_section_names_a_heading_of_that_language(lesson):
+    for lang in LANGUAGES:
+        text = "\n".join(c.source for c in read(lang, lesson).cells if c.cell_type == "markdown")
+        names = {re.sub(r"\s+", " ", n) for n in re.findall(SECTION_POINTERS[lang], text)}
+        assert names <= headings(lang, lesson), f"{lang}/{lesson}: no heading {sorted(names - headings(lang, lesson))}"
+
+
+def test_the_section_pointer_check_sees_a_name_only_the_other_language_has():
+    assert re.findall(SECTION_POINTERS["zh"], "上面“Lesson 6: keeping the graph”一节") == ["Lesson 6: keeping the graph"]
+    assert "Lesson 6: keeping the graph" not in headings("zh", "08_under_the_hood")
+
+
+def test_lesson_8_quotes_and_names_what_is_in_the_engines_backward_py():
+    import textwrap
+
+    import autograd_core.backward as engine_backward
+
+    for lang in LANGUAGES:
+        [cell] = [c.source for c in read(lang, "08_under_the_hood").cells
+                  if c.cell_type == "markdown" and "`autograd_core/backward.py`" in c.source.split("\n")[0]]
+        [quoted] = re.findall(r"^```python\n(.*?)^```", cell, re.S | re.M)
+        assert textwrap.indent(quoted, "    ") in engine_backward.__doc__, f"{lang}: not the walk of backward.py's docstring"
+        cited = {"walk", "count_dependencies", "_send", "_add_to_buffer", "ReadyQueue"}
+        assert cited <= set(re.findall(r"`(\w+)`", cell)), f"{lang}: lesson 8 no longer cites {cited}"
+        assert all(hasattr(engine_backward, name) for name in cited), [n for n in cited if not hasattr(engine_backward, n)]
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_the_engine_files_and_functions_a_lesson_cites_exist(lesson):
+    import importlib
+
+    for lang in LANGUAGES:
+        prose = "\n".join(c.source for c in read(lang, lesson).cells if c.cell_type == "markdown")
+        # "`sum_to_shape` in `autograd_core/broadcast.py`": the file, and the function in it
+        for name, path in re.findall(r"(?:`(\w+)`[^`\n]{0,12})?`(autograd_core/[\w/]+)\.py`", prose):
+            assert (ROOT / f"{path}.py").is_file(), f"{lang}/{lesson}: no {path}.py"
+            if name:
+                assert hasattr(importlib.import_module(path.replace("/", ".")), name), f"{lang}/{lesson}: no {name} in {path}.py"
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -460,7 +541,11 @@ def test_every_plot_has_labelled_axes_a_title_and_a_legend_off_its_curves(kit_ru
         assert plot["points under the legend"] == 0, plot
         if lang == "zh":
             assert re.search(r"[\u4e00-\u9fff]", plot["title"] + plot["ylabel"]), f"not in Chinese: {plot}"
-    assert len(plots) >= IMAGES.get(lesson, 0) - (4 if lesson == "08_under_the_hood" else 0) - (lesson < "03")
+            # a label with English words in it (not a formula such as "sin(x)" or "t") is in Chinese too
+            for label in [plot["xlabel"], plot["ylabel"], plot["title"], *plot["legend texts"]]:
+                if re.search(r"\b(?!(?:sin|cos|exp|log|relu|abs)\b)[A-Za-z]{3,}\b", re.sub(r"\$[^$]*\$", "", label)):
+                    assert re.search(r"[\u4e00-\u9fff]", label), f"an English label in the Chinese notebook: {label!r}"
+    assert len(plots) >= IMAGES.get(lesson, 0) - (5 if lesson == "08_under_the_hood" else 0) - (lesson < "03")
 
 
 @pytest.mark.parametrize("lesson, lang", RUNS, ids=RUN_IDS)

@@ -69,5 +69,7 @@ def test_extract_prints_what_pytorch_printed(name, printed_by_engine):
 
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_recording_is_what_pytorch_prints_today(name, printed_by_torch):
+    # An entry with a tolerance sums in an order that PyTorch itself changes with the CPU's kernels
+    # (its reason is beside it): today's PyTorch is held to that tolerance too, the rest exactly.
     recorded = (HERE / "extracts" / f"{name}.out").read_text(encoding="utf-8")
-    assert normalised(printed_by_torch[name], SOURCES[name]) == normalised(recorded, SOURCES[name])
+    assert_prints_alike(printed_by_torch[name], recorded, SOURCES[name])

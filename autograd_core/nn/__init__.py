@@ -5,6 +5,9 @@
     module.py      Module: parameters(), zero_grad(), train()/eval(), state_dict(), printing
     container.py   Sequential
     layers.py      Linear, LazyLinear, ReLU, Sigmoid, Tanh, Softmax, Flatten, Identity
+    conv.py        Conv2d, LazyConv2d, F.conv2d, F.unfold/F.fold (im2col: a convolution as a matrix product)
+    pooling.py     MaxPool2d, AvgPool2d, AdaptiveAvgPool2d and their functions
+    dropout.py     Dropout, F.dropout (PyTorch's masks)
     lazy.py        LazyModuleMixin: a module that takes its parameters' shapes from its first input
     loss.py        MSELoss, CrossEntropyLoss, BCEWithLogitsLoss, ...
     functional.py  the same as functions: F.linear, F.mse_loss, F.cross_entropy, ...
@@ -14,8 +17,11 @@
 """
 from . import functional, init
 from .container import Sequential
+from .conv import Conv2d, LazyConv2d
+from .dropout import Dropout
 from .layers import Flatten, Identity, LazyLinear, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module
 from .parallel import DataParallel
 from .parameter import Parameter, UninitializedParameter
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d

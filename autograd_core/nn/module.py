@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 
 from .. import grad_mode
+from ..hooks import add_hook
 from ..tensor import Tensor
 from .parameter import Parameter
 
@@ -48,7 +49,25 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        pre_hooks, hooks = self.__dict__.get("_forward_pre_hooks"), self.__dict__.get("_forward_hooks")
+        for hook in list(pre_hooks.values()) if pre_hooks else ():
+            new = hook(self, args)  # may return new inputs (a tuple, or one input)
+            if new is not None:
+                args = new if isinstance(new, tuple) else (new,)
+        result = self.forward(*args, **kwargs)
+        for hook in list(hooks.values()) if hooks else ():
+            new = hook(self, args, result)  # may return a new output
+            if new is not None:
+                result = new
+        return result
+
+    def register_forward_pre_hook(self, hook):
+        """``hook(module, inputs)`` runs before each ``forward``; returns a handle with ``.remove()``."""
+        return add_hook(self.__dict__.setdefault("_forward_pre_hooks", {}), hook)
+
+    def register_forward_hook(self, hook):
+        """``hook(module, inputs, output)`` runs after each ``forward``; returns a handle with ``.remove()``."""
+        return add_hook(self.__dict__.setdefault("_forward_hooks", {}), hook)
 
     # -- attributes: parameters and submodules are filed as they are assigned -----------
     def __setattr__(self, name, value):

@@ -33,7 +33,11 @@ def run(engine, names):
     done = subprocess.run(
         [sys.executable, str(HERE / "run_as_torch.py"), engine, "--each", *map(_extract, names)],
         capture_output=True, text=True, timeout=900, cwd=HERE / "extracts",
-        env={"PYTHONPATH": f"{ROOT}:{HERE}", "PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"},
+        env={"PYTHONPATH": f"{ROOT}:{HERE}", "PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1",
+             # PyTorch's last digits depend on the CPU: MKL and PyTorch's own kernels each pick the
+             # code for the instructions they find, and each sums in its own order. Their switches
+             # make every x86 CPU take the code the recordings were made with (AVX2 machines).
+             "MKL_CBWR": "AVX", "ATEN_CPU_CAPABILITY": "avx2"},
     )
     if done.returncode:
         raise RuntimeError(f"{engine} exited with {done.returncode}:\n{done.stderr}")

@@ -1,0 +1,337 @@
+"""Convolution: ``nn.Conv2d`` and ``F.conv2d``, with ``F.unfold``/``F.fold`` (im2col and col2im).
+
+A convolution is a matrix product in disguise. ``unfold`` copies every window the kernel sees
+into a column (im2col): an image (N, C, H, W) becomes (N, C*kh*kw, L), one column per output
+position. Then the output is ``weight.view(O, C*kh*kw) @ columns``. ``fold`` (col2im) is the
+way back: it adds each column into the window it came from, which is exactly the gradient of
+``unfold``, and ``unfold`` is the gradient of ``fold``. So the backward formula of a convolution
+is written with these two and matrix products, and a second derivative comes for free.
+
+The numbers are PyTorch's up to float32 rounding (PyTorch's CPU convolution sums in another
+order); the graph node is ``ConvolutionBackward0`` and the initial weights are PyTorch's bits.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from .. import creation, grad_mode
+from ..function import Op
+from . import init
+from .lazy import LazyModuleMixin
+from .module import Module
+from .parameter import Parameter, UninitializedParameter
+
+
+def _pair(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x, x)
+
+
+def _sizes(x):
+    return "[" + ", ".join(str(s) for s in x) + "]"
+
+
+def out_size(size, kernel, stride, pad_before, pad_after, dilation):
+    """Positions of a window along one side: ``(size + pads - dilation*(kernel-1) - 1) // stride + 1``."""
+    return (size + pad_before + pad_after - dilation * (kernel - 1) - 1) // stride + 1
+
+
+# -- im2col and col2im on NumPy arrays (the leading dims are the batch and channels) ------------
+
+def windows(x, kernel, stride, pads, dilation, out_hw, fill=0):
+    """A view of shape (..., Ho, Wo, kh, kw) of ``x`` padded by ``pads`` = (top, bottom, left,
+    right) with ``fill``: the window each output position sees."""
+    if any(pads):
+        width = [(0, 0)] * (x.ndim - 2) + [(pads[0], pads[1]), (pads[2], pads[3])]
+        x = np.pad(x, width, constant_values=fill)
+    span = [dilation[i] * (kernel[i] - 1) + 1 for i in range(2)]
+    view = sliding_window_view(x, span, axis=(-2, -1))
+    view = view[..., ::stride[0], ::stride[1], ::dilation[0], ::dilation[1]]
+    return view[..., :out_hw[0], :out_hw[1], :, :]
+
+
+def add_windows(cols, in_hw, kernel, stride, pads, dilation):
+    """col2im: ``cols`` of shape (..., kh, kw, Ho, Wo) added into the windows they came from;
+    returns (..., H, W) (the padding cut off again)."""
+    *lead, kh, kw, ho, wo = cols.shape
+    padded = np.zeros((*lead, in_hw[0] + pads[0] + pads[1], in_hw[1] + pads[2] + pads[3]), cols.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            top, left = i * dilation[0], j * dilation[1]
+            padded[..., top:top + stride[0] * (ho - 1) + 1:stride[0],
+                   left:left + stride[1] * (wo - 1) + 1:stride[1]] += cols[..., i, j, :, :]
+    return padded[..., pads[0]:pads[0] + in_hw[0], pads[2]:pads[2] + in_hw[1]]
+
+
+class Im2ColBackward0(Op):
+    """``F.unfold``: (N, C, H, W) -> (N, C*kh*kw, L), every window as a column."""
+
+    @staticmethod
+    def forward(ctx, input, kernel, dilation, pads, stride):
+        ctx.geometry = (tuple(input._data.shape[-2:]), kernel, dilation, pads, stride)
+        x = input._data
+        ho = out_size(x.shape[-2], kernel[0], stride[0], pads[0], pads[1], dilation[0])
+        wo = out_size(x.shape[-1], kernel[1], stride[1], pads[2], pads[3], dilation[1])
+        view = windows(x, kernel, stride, pads, dilation, (ho, wo))  # (N, C, Ho, Wo, kh, kw)
+        n, c = x.shape[:2]
+        return view.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * kernel[0] * kernel[1], ho * wo)
+
+    @staticmethod
+    def backward(ctx, grad):
+        in_hw, kernel, dilation, pads, stride = ctx.geometry
+        return (Col2ImBackward0.apply(grad, in_hw=in_hw, kernel=kernel, dilation=dilation, pads=pads, stride=stride),)
+
+
+class Col2ImBackward0(Op):
+    """``F.fold``: (N, C*kh*kw, L) -> (N, C, H, W), each column added into its window."""
+
+    @staticmethod
+    def forward(ctx, input, in_hw, kernel, dilation, pads, stride):
+        ctx.geometry = (kernel, dilation, pads, stride)
+        ho = out_size(in_hw[0], kernel[0], stride[0], pads[0], pads[1], dilation[0])
+        wo = out_size(in_hw[1], kernel[1], stride[1], pads[2], pads[3], dilation[1])
+        n, ck, _ = input._data.shape
+        cols = input._data.reshape(n, ck // (kernel[0] * kernel[1]), kernel[0], kernel[1], ho, wo)
+        return add_windows(cols, in_hw, kernel, stride, pads, dilation)
+
+    @staticmethod
+    def backward(ctx, grad):
+        kernel, dilation, pads, stride = ctx.geometry
+        return (Im2ColBackward0.apply(grad, kernel=kernel, dilation=dilation, pads=pads, stride=stride),)
+
+
+def _four(padding):
+    p = _pair(padding)
+    return (p[0], p[0], p[1], p[1])
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Every window of a (N, C, H, W) batch as a column: (N, C*kh*kw, L)."""
+    if input.ndim != 4:
+        raise NotImplementedError(f"Input Error: Only 4D input Tensors are supported (got {input.ndim}D)")
+    return Im2ColBackward0.apply(input, kernel=_pair(kernel_size), dilation=_pair(dilation), pads=_four(padding),
+                                 stride=_pair(stride))
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """The columns of ``unfold`` added back into an image of ``output_size``: (N, C, H, W)."""
+    if input.ndim != 3:
+        raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
+                                  f"(got {input.ndim}D)")
+    return Col2ImBackward0.apply(input, in_hw=_pair(output_size), kernel=_pair(kernel_size), dilation=_pair(dilation),
+                                 pads=_four(padding), stride=_pair(stride))
+
+
+# -- the convolution ------------------------------------------------------------------------
+
+class ConvolutionBackward0(Op):
+    """``conv2d(input, weight, bias)``: im2col, then one matrix product per group."""
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, stride, pads, dilation, groups):
+        ctx.save_for_backward(input, weight)
+        ctx.geometry = (stride, pads, dilation, groups)
+        x, w = input._data, weight._data
+        n, c, h, wd = x.shape
+        o, cg, kh, kw = w.shape
+        ho = out_size(h, kh, stride[0], pads[0], pads[1], dilation[0])
+        wo = out_size(wd, kw, stride[1], pads[2], pads[3], dilation[1])
+        view = windows(x, (kh, kw), stride, pads, dilation, (ho, wo))  # (N, C, Ho, Wo, kh, kw)
+        # columns (G, N*Ho*Wo, C/G*kh*kw) times weights (G, C/G*kh*kw, O/G)
+        cols = view.reshape(n, groups, cg, ho, wo, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6)
+        cols = cols.reshape(groups, n * ho * wo, cg * kh * kw)
+        out = np.matmul(cols, w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1))
+        out = out.reshape(groups, n, ho, wo, o // groups).transpose(1, 0, 4, 2, 3).reshape(n, o, ho, wo)
+        if bias is not None:
+            out = out + bias._data.reshape(o, 1, 1)
+        return np.ascontiguousarray(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight = ctx.saved_tensors
+        stride, pads, dilation, groups = ctx.geometry
+        need_input, need_weight, need_bias = ctx.needs_input_grad
+        n, c, h, w = input.shape
+        o, cg, kh, kw = weight.shape
+        ho, wo = grad.shape[-2:]
+        k = cg * kh * kw
+        # the output's gradient as (G, O/G, N*L): one matrix per group
+        g = grad.reshape(n, groups, o // groups, ho * wo).permute(1, 2, 0, 3).reshape(groups, o // groups, n * ho * wo)
+        grad_input = grad_weight = grad_bias = None
+        if need_input:
+            cols = weight.reshape(groups, o // groups, k).transpose(1, 2) @ g  # (G, k, N*L)
+            cols = cols.reshape(groups, k, n, ho * wo).permute(2, 0, 1, 3).reshape(n, c * kh * kw, ho * wo)
+            grad_input = Col2ImBackward0.apply(cols, in_hw=(h, w), kernel=(kh, kw), dilation=dilation, pads=pads,
+                                               stride=stride)
+        if need_weight:
+            cols = Im2ColBackward0.apply(input, kernel=(kh, kw), dilation=dilation, pads=pads, stride=stride)
+            cols = cols.reshape(n, groups, k, ho * wo).permute(1, 0, 3, 2).reshape(groups, n * ho * wo, k)
+            grad_weight = (g @ cols).reshape(o, cg, kh, kw)
+        if need_bias:
+            grad_bias = grad.sum((0, 2, 3))
+        return grad_input, grad_weight, grad_bias
+
+
+def _check_positive(stride, padding, dilation):
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got {_sizes(dilation)}")
+
+
+def _same_pads(kernel, dilation):
+    """padding='same': the total ``dilation*(kernel-1)`` split with the odd one at the end, as PyTorch does."""
+    pads = []
+    for k, d in zip(kernel, dilation):
+        total = d * (k - 1)
+        pads += [total // 2, total - total // 2]
+    return tuple(pads)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-d convolution (cross-correlation, as in every deep-learning library) of a batch
+    (N, C, H, W), or one image (C, H, W), with ``weight`` (O, C/groups, kh, kw)."""
+    stride, dilation = _pair(stride), _pair(dilation)
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
+                           f"{_sizes(input.shape)}")
+    if input.ndim == 3:  # one image: a batch of one, and PyTorch's SqueezeBackward1 on the way out
+        return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise RuntimeError(f"Invalid padding string: {padding!r}")
+        if padding == "valid":
+            pads = (0, 0, 0, 0)
+        else:
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            pads = _same_pads(weight.shape[-2:], dilation)
+    else:
+        pads = _four(padding)
+    _check_positive(stride, pads, dilation)
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype.legacy_name[:-6]} but found "
+                           f"{weight.dtype.legacy_name[:-6]}")
+    if weight.shape[1] * groups != input.shape[1]:
+        raise RuntimeError(f"Given groups={groups}, weight of size {_sizes(weight.shape)}, expected "
+                           f"input{_sizes(input.shape)} to have {weight.shape[1] * groups} channels, but got "
+                           f"{input.shape[1]} channels instead")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
+        raise RuntimeError(f"Given weight of size {_sizes(weight.shape)}, expected bias to be 1-dimensional with "
+                           f"{weight.shape[0]} elements, but got bias of size {_sizes(bias.shape)} instead")
+    padded = (input.shape[2] + pads[0] + pads[1], input.shape[3] + pads[2] + pads[3])
+    span = [dilation[i] * (weight.shape[2 + i] - 1) + 1 for i in range(2)]
+    if padded[0] < span[0] or padded[1] < span[1]:
+        raise RuntimeError(f"Calculated padded input size per channel: ({padded[0]} x {padded[1]}). Kernel size: "
+                           f"({span[0]} x {span[1]}). Kernel size can't be greater than actual input size")
+    return ConvolutionBackward0.apply(input, weight, bias, stride=stride, pads=pads, dilation=dilation, groups=groups)
+
+
+class Conv2d(Module):
+    """A 2-d convolution layer: ``out_channels`` filters of ``in_channels/groups x kernel_size``.
+
+    Weights and bias start as PyTorch's do (``kaiming_uniform_(a=sqrt(5))``: uniform within
+    ``1/sqrt(fan_in)``, fan_in = in_channels/groups * kh * kw): the same numbers after ``manual_seed``.
+    """
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        if isinstance(padding, str):
+            valid = {"same", "valid"}  # (printed as a set, in this process's order, as PyTorch prints it)
+            if padding not in valid:
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {valid}")
+            if padding == "same" and any(s != 1 for s in _pair(stride)):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+            raise ValueError(f"padding_mode must be one of ['zeros', 'reflect', 'replicate', 'circular'], but got "
+                             f"padding_mode='{padding_mode}'")
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"padding_mode={padding_mode!r} is beyond autograd_core; the engine's "
+                                      "Conv2d pads with zeros (padding_mode='zeros')")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
+        self.padding = padding if isinstance(padding, str) else _pair(padding)
+        self.dilation, self.groups, self.padding_mode = _pair(dilation), groups, padding_mode
+        self.transposed, self.output_padding = False, (0, 0)
+        self.weight = Parameter(creation.empty(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype))
+        if bias:
+            self.bias = Parameter(creation.empty(out_channels, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.weight.shape[1] * self.kernel_size[0] * self.kernel_size[1]
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def extra_repr(self):
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0, 0):
+            s += f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+
+class LazyConv2d(LazyModuleMixin, Conv2d):
+    """``Conv2d`` whose ``in_channels`` is read from its first input (d2l's LeNet is built of these).
+
+    Prints as ``LazyConv2d(0, 6, kernel_size=(5, 5), ...)`` until then; its first call gives the
+    weight (out_channels, in_channels/groups, kh, kw) and the bias their shapes, initializes them
+    as ``Conv2d`` does, and the module becomes a ``Conv2d``.
+    """
+
+    cls_to_become = Conv2d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if self.has_uninitialized_params():
+            if input.ndim not in (3, 4):
+                raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to {type(self).__name__}, but got "
+                                   f"input of size: {input.shape}")
+            with grad_mode.no_grad():
+                self.in_channels = input.shape[1] if input.ndim == 4 else input.shape[0]
+                if self.in_channels % self.groups != 0:
+                    raise ValueError("in_channels must be divisible by groups")
+                self.weight.materialize((self.out_channels, self.in_channels // self.groups, *self.kernel_size))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_channels,))
+                self.reset_parameters()
