@@ -33,7 +33,6 @@ top of a file or inside a function) closes a circle (``tests/test_grader_layers.
       versions.py        the kit's and nbgrader's versions (a worker must share them)
       progress.py        the progress bar
       student_text.py    student text shown as data: in the terminal, HTML and spreadsheet cells
-      submission.py      one submitted folder read and staged (never followed, never changed)
       manual_grades.py   written answers waiting for a person
       lms_names.py       the file names of Canvas, Moodle and Blackboard downloads
       download_files.py  an LMS download read as files (never followed, never trusted for names)
@@ -48,6 +47,7 @@ top of a file or inside a function) closes a circle (``tests/test_grader_layers.
       download_plan.py   which file of a download is whose: the newest attempt, conflicts set aside
     2 sandbox/           one student's notebook run so that nothing in it decides its grade
       checks.py          the test cells' library (``student()``, ``check()``), used in the sandbox
+      submission.py      one submitted folder read and staged (never followed, never changed)
     3 autograde/         one grading run, a module per step (its map is in ``autograde/__init__.py``)
       local_grading.py   one notebook graded on the spot (``check`` and the release proof)
       temporary.py       one temporary folder per command, removed even after a kill
