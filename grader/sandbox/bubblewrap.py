@@ -29,6 +29,8 @@ import subprocess
 import sys
 import sysconfig
 
+from .mounts import installed_under_tmp
+
 #: Distributions a graded notebook may import, with everything they require (the rest of the
 #: grading environment, nbgrader, dask, jupyterhub, torch, ... is not in the sandbox).
 IMPORTABLE_DISTRIBUTIONS = ("numpy", "matplotlib", "ipython", "ipykernel")
@@ -73,6 +75,9 @@ def unavailable_because() -> str | None:
     bwrap = bwrap_path()
     if bwrap is None:
         return "bubblewrap (bwrap) is not installed"
+    under_tmp = installed_under_tmp()
+    if under_tmp:  # each student's process gets a /tmp of its own, which would hide the packages it imports
+        return f"the kit or its Python is installed under /tmp ({under_tmp}), which the sandbox gives each student as a /tmp of their own"
     try:
         probe = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
                                 "--", "/bin/true"], capture_output=True, timeout=30, text=True)
@@ -93,7 +98,8 @@ def require_sandbox(settings) -> None:
         print(f"WARNING: {why}: with --unsafe-no-sandbox, student code runs WITHOUT the bubblewrap sandbox and can "
               "read this machine's files and your environment; use it only to test your own notebooks", file=sys.stderr)
     elif why:
-        how = HOW_TO_INSTALL if bwrap_path() is None else HOW_TO_ENABLE
+        how = (HOW_TO_INSTALL if bwrap_path() is None else
+               "install the kit and its Python outside /tmp" if installed_under_tmp() else HOW_TO_ENABLE)
         raise UsageError(f"nothing was graded, because {why}; {how} ({UNSAFE})")
 
 
