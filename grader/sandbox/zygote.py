@@ -61,8 +61,9 @@ class Zygote:
         self.pidfds: dict[int, int] = {}
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         # -I -S: neither the current folder, PYTHONPATH nor site-packages' .pth files decide what is
-        # imported; sys.path is the allow-list's import folders, set by BOOT
-        program = [bubblewrap.interpreter(), "-I", "-S", "-c", BOOT, json.dumps(bubblewrap.import_roots()),
+        # imported; sys.path is the allow-list's import folders, set by BOOT. -B: no .pyc is written
+        # (-I ignores PYTHONDONTWRITEBYTECODE; a stale one would be a write outside the scratch folder)
+        program = [bubblewrap.interpreter(), "-I", "-S", "-B", "-c", BOOT, json.dumps(bubblewrap.import_roots()),
                    str(child.fileno()), json.dumps(self.preload), str(os.getpid()), "1" if self.sandboxed else "0"]
         if self.sandboxed:
             program, env = bubblewrap.command(program), {}
