@@ -9,7 +9,8 @@
 Where things live, in layers. A module imports only from layers below its own, so
 the engine reads bottom up (tests/test_engine_layers.py holds the code to this map):
 
-    9  __init__.py    the package: torch.<name> for every registered operation
+    10 __init__.py    the package: torch.<name> for every registered operation
+    9  run.py         python -m autograd_core.run script.py, %load_ext autograd_core: the engine as torch
     8  methods.py     Tensor's methods and operators, all attached in this one place
     7  nn/            Module, Parameter, Linear, Conv2d, pooling, Dropout, Sequential, losses, nn.functional
        sampling.py    bernoulli, multinomial, x.bernoulli_(), x.exponential_(): PyTorch's draws
@@ -26,6 +27,8 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
     4  function.py    how an operation call becomes a graph node; autograd.Function
     3  graph.py       graph nodes, AccumulateGrad, saved tensors
     3  legacy.py      FloatTensor, Variable, x.type(): names of older tutorials
+       new_tensors.py x.new_zeros(2, 3), x.new_tensor(data), ...; x.resize_()
+       out_arg.py     torch.add(x, y, out=result): writing a function's result into a given tensor
        optim/         SGD, Adam
        random.py      manual_seed, rand, randn, randint, randperm, normal, ...: PyTorch's random numbers
     2  _speed.py      shortcuts that exist only for speed, and the switch that turns them off
@@ -34,7 +37,11 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
        creation.py    tensor, ones, zeros, arange, linspace, ...
        random_generator.py  torch.Generator: PyTorch's Mersenne Twister and its state bytes
        random_kernels.py  how PyTorch's kernels make uniform, normal, integer numbers of its words
+       cuda.py        no GPU here: torch.cuda.is_available() is False
+       backends/      torch.backends.mps.is_available(), torch.backends.cudnn: not here either
     1  tensor.py      the Tensor: data, requires_grad, grad, grad_fn, conversions
+       beyond.py      torch.fft, x.stft: "NotImplementedError: ... is beyond autograd_core" for what
+                      PyTorch has (the names in torch_names.py) and the engine not
        default_device.py  set_default_device: the CPU, the only device here
        avx_mathfun.py PyTorch's AVX2 float32 log and sincos (for randn), in NumPy
     0  dtypes.py      dtypes, Size, device (printing as PyTorch's: <class 'torch.Size'>)
@@ -46,14 +53,16 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
        numpy_names.py      axis= and keepdims=, accepted where PyTorch accepts them
        linspace_values.py  linspace's numbers, as PyTorch's kernel computes them
        exact_math.py  fused multiply-add and the C library's log: rounded as PyTorch's kernels round
-       cuda.py        no GPU here: torch.cuda.is_available() is False
        accelerator.py torch.accelerator: none here
+       threads.py     get_num_threads, set_num_threads: PyTorch's split of work (arange's bits depend on it)
+       torch_warnings.py  warnings with PyTorch's "(Triggered internally at ...)" suffix
+       torch_names.py the public names of PyTorch 2.13's namespaces
        serialization.py  torch.save, torch.load
 
 Adding an operation (``atan``, say) takes its node class in ops.py and one line in
 functional.py's registry; docs/engine.md shows both.
 """
-from . import accelerator, autograd, cuda, functional, methods, random
+from . import accelerator, autograd, backends, beyond, cuda, functional, methods, random
 from .creation import (
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like, tensor, zeros,
     zeros_like,
@@ -76,6 +85,7 @@ from .random import (
 from .random_generator import Generator, default_generator
 from .serialization import load, save
 from .tensor import Tensor
+from .threads import get_num_threads, set_num_threads
 from .update_ops import addcdiv, addcmul, lerp
 from . import nn, optim, sampling, utils  # (they build on everything above)
 
@@ -83,3 +93,17 @@ __version__ = "0.1.0"
 
 methods.attach()
 globals().update(functional.FUNCTIONS)  # torch.exp, torch.sum, ...: every operation functional.py registers
+__getattr__ = beyond.module_getattr("torch")  # torch.fft, ...: PyTorch has it, the engine not: a one-line error
+
+
+def load_ipython_extension(ipython):
+    """``%load_ext autograd_core``: in this notebook's kernel, ``import torch`` finds the engine (run.py)."""
+    from . import run
+
+    run.load_ipython_extension(ipython)
+
+
+def unload_ipython_extension(ipython):
+    from . import run
+
+    run.unload_ipython_extension(ipython)

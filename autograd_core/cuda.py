@@ -1,4 +1,5 @@
 """``torch.cuda`` on a machine without a GPU: tutorials ask ``torch.cuda.is_available()`` first."""
+from . import beyond as _beyond
 
 
 def is_available():
@@ -26,3 +27,5 @@ def synchronize(device=None):
 
 def current_device():
     raise AssertionError("Torch not compiled with CUDA enabled")
+
+__getattr__ = _beyond.module_getattr("torch.cuda")  # what PyTorch has here and the engine has not: its error

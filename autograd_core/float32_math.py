@@ -1,4 +1,4 @@
-"""float32 ``exp``, ``log``, ``sin``, ``cos``, ``tanh`` and ``sigmoid`` to within PyTorch's rounding.
+"""float32 ``exp``, ``log``, ``log10``, ``sin``, ``cos``, ``sinh``, ``cosh``, ``tanh`` and ``sigmoid`` to within PyTorch's rounding.
 
 NumPy's float32 kernels are fast approximations: ``np.exp(np.float32(12))`` is 162754.78 where the
 exact value rounds to 162754.80, and PyTorch prints the latter. Computing in float64 and rounding
@@ -32,6 +32,9 @@ log = _through_float64(np.log)
 sin = _through_float64(np.sin)
 cos = _through_float64(np.cos)
 tanh = _through_float64(np.tanh)
+log10 = _through_float64(np.log10)
+sinh = _through_float64(np.sinh)
+cosh = _through_float64(np.cosh)
 
 
 def sigmoid(x):

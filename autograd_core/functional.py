@@ -17,9 +17,10 @@ import warnings
 
 import numpy as np
 
-from . import _speed, dtypes, ops
+from . import _speed, dtypes, ops, torch_warnings
 from .broadcast import check_broadcast
 from .numpy_names import accepts_numpy_names
+from .out_arg import accepts_out
 from .tensor import Tensor, _type_name, _wrap_dim
 
 _SCALARS = (builtins.int, builtins.float, builtins.bool, np.number, np.bool_)
@@ -310,9 +311,12 @@ def elementwise(name, node, what):
 ELEMENTWISE = [  # one line an operation: its name, its node class in ops.py, what it computes
     ("exp", ops.ExpBackward0, "e to the power of each element"),
     ("log", ops.LogBackward0, "natural logarithm"),
+    ("log10", ops.Log10Backward0, "logarithm to base 10"),
     ("sqrt", ops.SqrtBackward0, "square root"),
     ("sin", ops.SinBackward0, "sine"),
     ("cos", ops.CosBackward0, "cosine"),
+    ("sinh", ops.SinhBackward0, "hyperbolic sine"),
+    ("cosh", ops.CoshBackward0, "hyperbolic cosine"),
     ("tanh", ops.TanhBackward0, "hyperbolic tangent"),
     ("sigmoid", ops.SigmoidBackward0, "1 / (1 + exp(-x))"),
 ]
@@ -667,11 +671,11 @@ def t(input):
 
 def _T(input):
     if input.ndim != 2 and input.ndim != 0:
-        warnings.warn(
+        torch_warnings.warn(
             "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it will "
             "throw an error in a future release. Consider `x.mT` to transpose batches of matrices or "
             "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
-            UserWarning, stacklevel=2,
+            "x.T", once=True,
         )
     return ops.PermuteBackward0.apply(input, dims=tuple(range(input.ndim - 1, -1, -1)))
 
@@ -729,6 +733,10 @@ def expand_as(input, other):
 @public()
 @accepts_numpy_names
 def gather(input, dim, index):
+    d = _wrap_dim(dim, input.ndim)
+    if index._data.size and (index._data.max() >= input.shape[d] or index._data.min() < -input.shape[d]):
+        bad = int(index._data.max()) if index._data.max() >= input.shape[d] else int(index._data.min())
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {input.shape[d]}")
     return ops.GatherBackward0.apply(input, dim=_wrap_dim(dim, input.ndim), index=index._data)
 
 
@@ -745,6 +753,41 @@ def stack(tensors, dim=0):
                 f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and {list(t.shape)} at entry {i}"
             )
     return ops.StackBackward0.apply(*tensors, dim=_wrap_dim(dim, tensors[0].ndim + 1))
+
+
+@public(method=False)
+def meshgrid(*tensors, indexing=None):
+    """Grids of coordinates: ``meshgrid(x, y, indexing="ij")`` gives ``X[i, j] = x[i]``, ``Y[i, j] = y[j]``;
+    ``indexing="xy"`` swaps the first two dims (``X[j, i] = x[i]``), as NumPy's meshgrid does.
+    Each grid is a view (``ExpandBackward0``) of its tensor, as in PyTorch."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if not tensors:
+        raise RuntimeError("torch.meshgrid expects a non-empty TensorList")
+    if indexing is None:
+        torch_warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
+                            "argument.", "meshgrid", once=True)
+        indexing = "ij"
+    if indexing not in ("xy", "ij"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    for t in tensors:
+        if t._data.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    if builtins.any(t._data.dtype != tensors[0]._data.dtype for t in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    tensors = list(tensors)
+    swap = indexing == "xy" and len(tensors) >= 2  # PyTorch's way: swap the inputs, then the outputs
+    if swap:
+        tensors[0], tensors[1] = tensors[1], tensors[0]
+    shape = [t._data.size for t in tensors]
+    grids = []
+    for i, t in enumerate(tensors):
+        view_shape = [1] * len(tensors)
+        view_shape[i] = -1
+        grids.append(expand(view(t, *view_shape), *shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
 
 
 @public("concat", method=False)
@@ -792,14 +835,24 @@ def chunk(input, chunks, dim=0):
 @public()
 @accepts_numpy_names
 def select(input, dim, index):
-    key = (slice(None),) * _wrap_dim(dim, input.ndim) + (index,)
+    d = _wrap_dim(dim, input.ndim)
+    if not -input.shape[d] <= index < input.shape[d]:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {d}")
+    key = (slice(None),) * d + (index,)
     return ops.SelectBackward0.apply(input, key=key)
 
 
 @public()
 @accepts_numpy_names
 def narrow(input, dim, start, length):
-    key = (slice(None),) * _wrap_dim(dim, input.ndim) + (slice(start, start + length),)
+    d = _wrap_dim(dim, input.ndim)
+    size = input.shape[d]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    start = start + size if start < 0 else start
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    key = (slice(None),) * d + (slice(start, start + length),)
     return ops.SliceBackward0.apply(input, key=key)
 
 
@@ -840,7 +893,8 @@ def _to_dtype(dtype):
 
 
 for _name, _dtype in (("float", dtypes.float32), ("double", dtypes.float64), ("half", dtypes.float16),
-                      ("long", dtypes.int64), ("int", dtypes.int32), ("bool", dtypes.bool)):
+                      ("long", dtypes.int64), ("int", dtypes.int32), ("short", dtypes.int16),
+                      ("char", dtypes.int8), ("byte", dtypes.uint8), ("bool", dtypes.bool)):
     register(_name, _to_dtype(_dtype), function=False)
 del _name, _dtype
 
@@ -882,3 +936,11 @@ def numel(input):
 @public(method=False)
 def detach(input):
     return input.detach()
+
+
+# torch.add(x, y, out=result), ...: the functions tutorials call with out= (methods take no out=).
+for _name in ("add", "sub", "mul", "div", "true_divide", "pow", "matmul", "mm", "bmm", "mv", "dot", "neg", "abs",
+              "exp", "log", "log10", "sqrt", "sin", "cos", "sinh", "cosh", "tanh", "sigmoid", "clamp", "clip",
+              "maximum", "minimum", "cat", "concat", "stack"):
+    FUNCTIONS[_name] = accepts_out(FUNCTIONS[_name])
+del _name

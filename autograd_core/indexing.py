@@ -25,6 +25,8 @@ def index_key(key):
         if key._data.dtype.kind not in "biu":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return key._data.item() if key._data.ndim == 0 and key._data.dtype.kind != "b" else key._data
+    if isinstance(key, range):  # x[range(n), y]: a sequence of ints, as a list is
+        return np.asarray(key, dtype=np.int64)
     if isinstance(key, list):
         if any(isinstance(k, (list, tuple, slice, Tensor)) or k is None or k is Ellipsis for k in key):
             return index_key(tuple(key))  # x[[[0, 1], [1, 0]]] means x[[0, 1], [1, 0]], as in PyTorch
@@ -80,8 +82,17 @@ def _dims_taken(k):
 
 
 def _check_index(input, items):
-    dim = 0
-    for k in items:
+    """PyTorch's IndexError for a key that does not fit. An int out of range names its position in
+    the key (``x[None, 5]``: dimension 1); an index array, its rank among the key's arrays (the
+    position PyTorch's index kernel sees)."""
+    if input.ndim == 0 and builtins.any(isinstance(k, (builtins.int, np.integer)) and not isinstance(k, builtins.bool)
+                                        for k in items):
+        raise IndexError(
+            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert "
+            "a 0-dim tensor to a number"
+        )
+    dim, arrays = 0, []
+    for position, k in enumerate(items):
         if k is None or k is Ellipsis:
             if k is Ellipsis:
                 dim = input.ndim - builtins.sum(1 for x in items if x is not None and x is not Ellipsis)
@@ -91,30 +102,41 @@ def _check_index(input, items):
                 raise IndexError(f"too many indices for tensor of dimension {input.ndim}")
             size = input.shape[dim]
             if not -size <= k < size:
-                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
+                raise IndexError(f"index {k} is out of bounds for dimension {position} with size {size}")
         elif isinstance(k, np.ndarray) and k.dtype.kind == "b":
             if k.shape != tuple(input.shape[dim:dim + k.ndim]):
                 raise IndexError(
                     f"The shape of the mask {list(k.shape)} at index 0 does not match the shape of the indexed "
                     f"tensor {list(input.shape)} at index {dim}"
                 )
+            arrays.append(k.nonzero()[0])
             dim += k.ndim
             continue
         elif isinstance(k, np.ndarray):
             if dim < input.ndim and k.size and (k.max() >= input.shape[dim] or k.min() < -input.shape[dim]):
                 bad = int(k.max()) if k.max() >= input.shape[dim] else int(k.min())
-                raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {input.shape[dim]}")
+                raise IndexError(f"index {bad} is out of bounds for dimension {len(arrays)} with size {input.shape[dim]}")
+            arrays.append(k)
+        elif isinstance(k, str):
+            raise TypeError(f"new(): invalid data type '{type(k).__name__}'")
         elif not isinstance(k, slice):
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
                 f"(got {type(k).__name__})"
             )
         dim += 1
+    if len(arrays) > 1:
+        try:
+            np.broadcast_shapes(*(a.shape for a in arrays))
+        except ValueError:
+            shapes = ", ".join(str(list(a.shape)) for a in arrays)
+            raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}") from None
 
 
 def setitem(self, key, value):
     """``x[key] = value``: a write into x's memory, recorded as ``CopySlices`` when needed."""
     key = index_key(key)
+    _check_index(self, key if type(key) is tuple else (key,))
     recording = grad_mode._State.enabled and (self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
     if not recording:
         self._data[key] = value._data if isinstance(value, Tensor) else value

@@ -18,10 +18,10 @@ import numbers
 
 import numpy as np
 
-from . import _speed, dtypes, indexing, inplace, inplace_unary, legacy, ops, update_ops
+from . import _speed, beyond, dtypes, indexing, inplace, inplace_unary, legacy, new_tensors, ops, update_ops
 from .autograd import api
 from .creation import empty, tensor
-from .functional import _SCALARS, FUNCTIONS, METHODS
+from .functional import _SCALARS, METHODS
 from .tensor import Tensor
 
 _OPERANDS = (Tensor, *_SCALARS)
@@ -78,7 +78,7 @@ def _integer_op(ufunc):
     return lambda self, other: Tensor._make(np.asarray(ufunc(self._data, ops._data(other))))
 
 
-F = FUNCTIONS
+F = METHODS  # (the same functions as torch.<name>, without the out= of some of those)
 # number + x and number * x record the same nodes as x + number and x * number; number - x is RsubBackward1.
 OPERATORS = {
     "__add__": _speed.arithmetic(_operator(F["add"]), np.add, ops.AddBackward0),
@@ -114,10 +114,18 @@ OPERATORS = {
 del F
 
 
+def _missing_attribute(self, name):
+    """``x.name`` for a name a tensor lacks (Python calls this only then): PyTorch's AttributeError,
+    or, for what PyTorch's tensors have (``x.stft``), the one-line error of what is beyond the engine."""
+    raise beyond.missing("Tensor", name, self)
+
+
 def attach():
     """Give ``Tensor`` all of the above."""
     Tensor.__init__ = _legacy_init
+    Tensor.__getattr__ = _missing_attribute
     Tensor.backward = backward
-    for table in (METHODS, inplace.METHODS, OPERATORS, legacy.METHODS, update_ops.METHODS, inplace_unary.METHODS):
+    for table in (METHODS, inplace.METHODS, OPERATORS, legacy.METHODS, update_ops.METHODS, inplace_unary.METHODS,
+                  new_tensors.METHODS):
         for name, f in table.items():
             setattr(Tensor, name, f)

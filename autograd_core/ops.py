@@ -230,6 +230,19 @@ class LogBackward0(Op):
         return (grad / a,)
 
 
+class Log10Backward0(Op):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        with _quietly():
+            return float32_math.log10(a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad / (a * math.log(10)),)  # PyTorch's formula: self * ln(10) first
+
+
 class SqrtBackward0(Op):
     saves_result = True
 
@@ -287,6 +300,32 @@ class CosBackward0(Op):
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
         return (grad * -a.sin(),)
+
+
+class SinhBackward0(Op):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        with _quietly():
+            return float32_math.sinh(a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * a.cosh(),)
+
+
+class CoshBackward0(Op):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        with _quietly():
+            return float32_math.cosh(a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * a.sinh(),)
 
 
 class TanhBackward0(Op):

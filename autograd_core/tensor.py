@@ -18,12 +18,11 @@ itself lives in ``ops.py``.
 from __future__ import annotations
 
 import builtins
-import warnings
 import weakref
 
 import numpy as np
 
-from . import dtypes, grad_mode, printing
+from . import dtypes, grad_mode, printing, torch_warnings
 from .dtypes import ShownAs
 from .hooks import add_hook
 
@@ -145,9 +144,14 @@ class Tensor(metaclass=ShownAs):
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self._data.ndim == 0 and spec:
+        # f"{loss}" and f"{loss:.4f}" of a 0-d tensor format its number (0.10000000149011612 for a
+        # float32 0.1), as PyTorch does; a parameter or a tensor of more dims formats as its printout.
+        if self._data.ndim == 0 and not self._is_parameter and type(self) is Tensor:
             return format(self.item(), spec)
-        return object.__format__(self, spec)
+        if spec:
+            kind = "Parameter" if self._is_parameter else type(self).__name__
+            raise TypeError(f"unsupported format string passed to {kind}.__format__")
+        return str(self)
 
     # -- autograd state -----------------------------------------------------------
     @property
@@ -195,7 +199,7 @@ class Tensor(metaclass=ShownAs):
     @property
     def grad(self):
         if self._grad_fn is not None and not self._retains_grad:
-            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+            torch_warnings.warn(_NON_LEAF_GRAD_WARNING, "non-leaf grad")
         return self._grad
 
     @grad.setter
@@ -335,17 +339,12 @@ def check_can_require_grad(array, asked_by):
         raise RuntimeError(_NOT_FLOATING_POINT[asked_by])
 
 
-_scalar_conversion_warned = [False]
-
-
 def warn_scalar_conversion(stacklevel=2):
     """PyTorch warns once per process when a tensor that requires grad becomes a plain number."""
-    if not _scalar_conversion_warned[0]:
-        _scalar_conversion_warned[0] = True
-        warnings.warn(
-            "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
-            "Consider using tensor.detach() first.", UserWarning, stacklevel=stacklevel,
-        )
+    torch_warnings.warn(
+        "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+        "Consider using tensor.detach() first.", "item", once=True, stacklevel=stacklevel,
+    )
 
 
 def _rebuild(data, requires_grad):

@@ -7,6 +7,7 @@ from .api import backward, grad
 from .gradcheck import gradcheck, gradgradcheck
 from . import graph  # torch.autograd.graph.Node, saved_tensors_hooks
 from ..legacy import Variable
+from .. import beyond as _beyond
 
 
 class set_detect_anomaly:
@@ -28,3 +29,5 @@ __all__ = [
     "Function", "FunctionCtx", "Node", "Variable", "backward", "detect_anomaly", "grad", "gradcheck", "gradgradcheck",
     "graph", "set_detect_anomaly",
 ]
+
+__getattr__ = _beyond.module_getattr("torch.autograd")  # what PyTorch has here and the engine has not: its error

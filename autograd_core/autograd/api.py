@@ -1,10 +1,10 @@
 """Starting a backward pass: ``tensor.backward()``, ``autograd.backward`` and ``autograd.grad``."""
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
+from .. import torch_warnings
 from ..backward import capture_grads, run_backward
 from ..function import accumulator_of
 from ..tensor import Tensor
@@ -77,7 +77,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     inputs = _as_tuple(inputs)
     if not inputs:
         if create_graph:
-            warnings.warn(_CREATE_GRAPH_WARNING, UserWarning, stacklevel=3)
+            torch_warnings.warn(_CREATE_GRAPH_WARNING, "create_graph", once=True, stacklevel=3)
         run_backward(roots, grads, retain, create_graph)
         return
     # backward(inputs=...): only these tensors get .grad, whether leaves or not.

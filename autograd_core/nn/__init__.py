@@ -25,3 +25,6 @@ from .module import Module
 from .parallel import DataParallel
 from .parameter import Parameter, UninitializedParameter
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .. import beyond as _beyond
+
+__getattr__ = _beyond.module_getattr("torch.nn")  # what PyTorch has here and the engine has not: its error

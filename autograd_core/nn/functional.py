@@ -15,6 +15,7 @@ from . import ops
 from .conv import conv2d, fold, unfold  # noqa: F401  (F.conv2d, ...: the op families live in their own files)
 from .dropout import dropout  # noqa: F401
 from .pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401
+from .. import beyond as _beyond
 
 relu, sigmoid, tanh = (_engine.FUNCTIONS[name] for name in ("relu", "sigmoid", "tanh"))  # F.relu is torch.relu
 
@@ -51,6 +52,22 @@ def _implicit_dim(input, dim, name):
         UserWarning, stacklevel=3,
     )
     return 0 if input.ndim in (0, 1, 3) else 1
+
+
+def one_hot(tensor, num_classes=-1):
+    """``one_hot(tensor([0, 2]), 3)`` is ``tensor([[1, 0, 0], [0, 0, 1]])``: int64, no gradient."""
+    if not isinstance(tensor, Tensor) or tensor._data.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    data = tensor._data
+    if num_classes == -1:
+        if data.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(data.max()) + 1
+    if data.size and data.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if data.size and data.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return Tensor._make((data[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
 def _check_reduction(reduction):
@@ -125,3 +142,5 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if ((input._data < 0) | (input._data > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
     return ops.BinaryCrossEntropyBackward0.apply(input, target, reduction=reduction)
+
+__getattr__ = _beyond.module_getattr("torch.nn.functional")  # what PyTorch has here and the engine has not: its error

@@ -8,6 +8,7 @@ import math
 import warnings
 
 from .. import grad_mode
+from .. import beyond as _beyond
 
 
 def _fill(tensor, how):
@@ -88,3 +89,5 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
         return tensor
     fan = _fans(tensor)[0 if mode == "fan_in" else 1]
     return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)
+
+__getattr__ = _beyond.module_getattr("torch.nn.init")  # what PyTorch has here and the engine has not: its error

@@ -7,3 +7,6 @@
 from .adam import Adam
 from .optimizer import Optimizer
 from .sgd import SGD
+from .. import beyond as _beyond
+
+__getattr__ = _beyond.module_getattr("torch.optim")  # what PyTorch has here and the engine has not: its error

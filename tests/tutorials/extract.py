@@ -4,11 +4,12 @@
 
 Takes the code of the page (for d2l's Markdown: the cells of the PyTorch tab, each followed by
 a ``# %%`` line, as d2lbook builds the PyTorch notebook; for PyTorch's Sphinx pages: the
-``.. code-block:: python`` blocks; for a library: the line ranges listed), drops the
+``.. code-block:: python`` blocks; for a notebook: its code cells; for a library: the line ranges listed), drops the
 lines listed under ``drop`` (each must be found, exactly), and writes ``extracts/NAME.py``.
 """
 from __future__ import annotations
 
+import json
 import re
 import sys
 import tomllib
@@ -92,6 +93,9 @@ def extract(name, source_file):
         blocks = rst_blocks(text)
         chosen = entry.get("blocks", list(range(len(blocks))))
         code = "# %%\n".join(blocks[i] for i in chosen)
+    elif kind == "ipynb":  # a notebook: its code cells, in order
+        cells = [c["source"] for c in json.loads(text)["cells"] if c["cell_type"] == "code"]
+        code = "# %%\n".join("".join(c).rstrip("\n") + "\n" for c in cells)
     elif kind == "lines":  # parts of a library: the listed line ranges (1-based, inclusive)
         all_lines = text.splitlines(keepends=True)
         code = "".join("".join(all_lines[a - 1:b]) for a, b in entry["lines"])

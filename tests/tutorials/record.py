@@ -6,8 +6,11 @@ check that the recordings still match what PyTorch prints, so a stale one fails.
 from __future__ import annotations
 
 import json
+import random
+import string
 import subprocess
 import sys
+import tempfile
 import tomllib
 from pathlib import Path
 
@@ -27,18 +30,32 @@ def _extract(name):
     return str(HERE / "extracts" / f"{name}.py") + ("::" + ",".join(options) if options else "")
 
 
+def make_data_files(folder):
+    """The files the extracts read, made here instead of downloaded: ``names.txt`` for makemore
+    (3,000 names of 2 to 8 letters, every letter of a-z used, drawn by a generator with a fixed seed)."""
+    rng = random.Random(0)
+    vowels = "aeiouy"
+    names = ["".join(rng.choice(vowels) if k % 2 else rng.choice(string.ascii_lowercase) for k in range(rng.randint(2, 8)))
+             for _ in range(3000)]
+    (Path(folder) / "names.txt").write_text("\n".join(names) + "\n", encoding="utf-8")
+
+
 def run(engine, names):
     """What each extract prints with ``engine`` ("engine": the kit; "torch": PyTorch) as torch,
-    as {name: text}: one interpreter, each extract in a process forked from it."""
-    done = subprocess.run(
-        [sys.executable, str(HERE / "run_as_torch.py"), engine, "--each", *map(_extract, names)],
-        capture_output=True, text=True, timeout=900, cwd=HERE / "extracts",
-        env={"PYTHONPATH": f"{ROOT}:{HERE}", "PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1",
-             # PyTorch's last digits depend on the CPU: MKL and PyTorch's own kernels each pick the
-             # code for the instructions they find, and each sums in its own order. Their switches
-             # make every x86 CPU take the code the recordings were made with (AVX2 machines).
-             "MKL_CBWR": "AVX", "ATEN_CPU_CAPABILITY": "avx2"},
-    )
+    as {name: text}: one interpreter, each extract in a process forked from it, in a folder holding
+    the data files the extracts read (``make_data_files``)."""
+    with tempfile.TemporaryDirectory() as folder:
+        make_data_files(folder)
+        done = subprocess.run(
+            [sys.executable, str(HERE / "run_as_torch.py"), engine, "--each", *map(_extract, names)],
+            capture_output=True, text=True, timeout=900, cwd=folder,
+            env={"PYTHONPATH": f"{ROOT}:{HERE}", "PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1",
+                 "MPLBACKEND": "Agg",
+                 # PyTorch's last digits depend on the CPU: MKL and PyTorch's own kernels each pick the
+                 # code for the instructions they find, and each sums in its own order. Their switches
+                 # make every x86 CPU take the code the recordings were made with (AVX2 machines).
+                 "MKL_CBWR": "AVX", "ATEN_CPU_CAPABILITY": "avx2"},
+        )
     if done.returncode:
         raise RuntimeError(f"{engine} exited with {done.returncode}:\n{done.stderr}")
     printed = json.loads(done.stdout)

@@ -8,7 +8,7 @@
 
 With ``engine``, the kit is put in torch's place before the extract runs (``import torch``,
 ``import torch.nn as nn``, ``from torch.autograd import Variable`` all find the kit), so the
-extract runs unchanged. An extract from a notebook has its cells separated by ``# %%`` lines;
+extract runs unchanged: the package's own ``python -m autograd_core.run`` does it. An extract from a notebook has its cells separated by ``# %%`` lines;
 as in a notebook, the value of a cell's last expression is shown (with ``repr``) after what the
 cell printed. An exception ends the run and is shown as its type and message.
 
@@ -18,7 +18,7 @@ library, ``d2l_en``, beside d2l-zh's ``d2l``). d2l-en's training loop plots its 
 
 Random numbers: PyTorch seeds its generator differently in every process, so a tutorial's
 ``torch.randn(3)`` prints different numbers from run to run even on PyTorch. The runner calls
-``torch.manual_seed(0)`` (and Python's ``random.seed(0)``) before each extract, with either
+``torch.manual_seed(0)`` (and Python's ``random.seed(0)``, NumPy's ``numpy.random.seed(0)``) before each extract, with either
 engine: the engine's random numbers are PyTorch's own, so both then draw the same ones, and
 everything computed from them can be compared exactly. Nothing is patched.
 """
@@ -32,16 +32,15 @@ import random
 import sys
 from pathlib import Path
 
-
-SUBMODULES = ("accelerator", "autograd", "autograd.graph", "cuda", "nn", "nn.functional", "nn.init", "optim", "utils", "utils.data")
+import numpy
 
 
 def put_engine_in_torchs_place():
-    import autograd_core
+    """``import torch`` (and ``torch.nn``, ``torch.utils.data``, ...) finds the kit's engine: the
+    package's own runner does it (``python -m autograd_core.run``, ``autograd_core/run.py``)."""
+    from autograd_core.run import engine_as_torch
 
-    sys.modules["torch"] = autograd_core
-    for name in SUBMODULES:
-        sys.modules[f"torch.{name}"] = importlib.import_module(f"autograd_core.{name}")
+    engine_as_torch()
 
 
 def use_library(name):
@@ -114,6 +113,7 @@ def call_tests(namespace):
 def run_extract(extract):
     """Run ``PATH[::OPTION,...]`` (options: ``call-tests``, ``library=NAME``) and print what it prints."""
     random.seed(0)  # here, not only at start: Python reseeds its generator in every forked child
+    numpy.random.seed(0)  # noqa: NPY002 (d2l's underfitting section draws with NumPy's global generator: seed that one)
     importlib.import_module("torch").manual_seed(0)  # PyTorch's own seed differs in every process
     path, _, options = extract.partition("::")
     options = dict(option.partition("=")[::2] for option in options.split(",") if option)
