@@ -12,7 +12,7 @@ $(BIN)/python:
 
 # Everything the course and the grader need (torch is not one of them).
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[lab,grade,test]"
+	$(BIN)/pip install --quiet -e ".[lab,grade,cluster,test]"
 	touch $@
 
 # The parity and differential tests compare with real PyTorch (CPU build, pinned).
@@ -107,7 +107,7 @@ $(HUB_ENV)/.installed: pyproject.toml | hub-root
 	$(HUB_PYTHON) -m venv $(HUB_ENV)
 	chmod 755 $(dir $(HUB_ENV)) $(HUB_ENV)
 	$(HUB_ENV)/bin/python -m pip install --quiet --upgrade pip
-	$(HUB_ENV)/bin/pip install --quiet ".[lab,grade,hub]"
+	$(HUB_ENV)/bin/pip install --quiet ".[hub]"
 	touch $@
 
 # The kit's code is copied into the hub's environment, so it is copied again when it changes.

@@ -3,9 +3,10 @@
 Each step (``init``, ``release``, ``collect``, ``autograde``, ``feedback``, ``export``,
 ``summary``, ``check``) drives nbgrader's own converters, preprocessors and gradebook; the kit adds
 a sandboxed, parallel executor and the checks that make a grade trustworthy (see
-``docs/threat-model.md``). Where things live:
+``docs/threat-model.md``). The package is ``grader`` and its command ``kitgrade``: released
+notebooks import ``grader.checks`` and hub configs name ``grader.hub_exchange``, so the package
+keeps its name.
 
-==================  =====================================================================
 the command line    ``cli.py`` (arguments, exit statuses), ``errors.py`` (what a user can
                     get wrong: one line, exit 2), ``progress.py``, ``student_text.py``
                     (student text shown as data: terminal, HTML, spreadsheet cells)
@@ -22,4 +23,47 @@ nbgrader's chains   ``notebook_chains.py`` (sanitizing and autograding as the ki
 the test cells      ``checks.py`` (``student()``, ``check()``, ``check_close()``)
 the sandbox         ``sandbox/`` (one defence per file; its map is in ``sandbox/__init__.py``)
 ==================  =====================================================================
+=======
+The layers, bottom up: a module imports only from its own layer or below, and no import (at the
+top of a file or inside a function) closes a circle (``tests/test_grader_layers.py``):
+
+    0 errors.py          what a user can get wrong (one line, exit 2), and a bug of the kit
+      settings.py        ``c.KitGrade``: every default of the kit's settings, in one place
+      atomic.py          files written whole or not at all
+      versions.py        the kit's and nbgrader's versions (a worker must share them)
+      progress.py        the progress bar
+      student_text.py    student text shown as data: in the terminal, HTML and spreadsheet cells
+      manual_grades.py   written answers waiting for a person
+      lms_names.py       the file names of Canvas, Moodle and Blackboard downloads
+      download_files.py  an LMS download read as files (never followed, never trusted for names)
+      preprocessors.py   the kit's own preprocessors in nbgrader's chains
+    1 course_config.py   a course's ``nbgrader_config.py``, read as nbgrader reads it, checked
+      course.py          the course folder: read once per command, the state commands check
+      faults.py          faults of the machine (a full disk, a locked gradebook), one sentence each
+      course_lock.py     one ``autograde`` per course at a time
+      roster.py          the class list (Canvas's export, or nbgrader's)
+      notebook_chains.py nbgrader's sanitizing and autograding chains as the kit runs them
+      collect_ledger.py  what a ``collect --from`` has written so far (a killed one resumes)
+      download_plan.py   which file of a download is whose: the newest attempt, conflicts set aside
+    2 sandbox/           one student's notebook run so that nothing in it decides its grade
+      checks.py          the test cells' library (``student()``, ``check()``), used in the sandbox
+      submission.py      one submitted folder read and staged (never followed, never changed)
+    3 autograde/         one grading run, a module per step (its map is in ``autograde/__init__.py``)
+      local_grading.py   one notebook graded on the spot (``check`` and the release proof)
+      temporary.py       one temporary folder per command, removed even after a kill
+    4 course_init.py     ``kitgrade init``
+      release.py         ``kitgrade release``: generated, proven, into the exchange
+      collect.py         ``kitgrade collect``: from the exchange or LMS downloads
+      hub_exchange.py    nbgrader's exchange as the kit's JupyterHub uses it
+      feedback.py        ``kitgrade feedback``
+      export.py          ``kitgrade export``: nbgrader's CSV and the LMS's
+      summary.py         ``kitgrade summary``: what the class got wrong
+      check.py           ``kitgrade check``: a student runs their notebook's tests (not checks.py)
+      report.py          old name of ``autograde/report.py``, kept for old imports
+      cluster.py         old name of ``autograde/dask_executor.py``, kept for old imports
+    5 cli.py             the command line: arguments, exit statuses
+
+Alike names: ``check.py`` is the student's command, ``checks.py`` the library their notebook's
+test cells call; ``course.py`` is a course as a command reads it, ``course_config.py`` how its
+``nbgrader_config.py`` is read and checked, ``course_init.py`` the command that makes one.
 """

@@ -9,11 +9,11 @@ from .local_grading import LocalGrader
 from .manual_grades import written_answers
 from .sandbox.policy import policy_for
 from .sandbox.scratch import DataFilesTooLarge, read_data_files
-from .settings import KitGrade
+from .settings import CELL_TIMEOUT, KitGrade
 from .submission import read_notebook_strictly
 
 
-def check_notebook(path: Path, timeout: float = 30.0, out=print) -> int:
+def check_notebook(path: Path, timeout: float = CELL_TIMEOUT, out=print) -> int:
     """Execute ``path`` in a sandbox, print one line per test cell and the total; 0 if all pass.
 
     Only the tests in the notebook run (a released notebook holds the visible ones; hidden tests

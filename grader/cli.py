@@ -27,6 +27,8 @@ from pathlib import Path
 from .course import KIT_DIR, Course
 from .errors import INTERNAL_ERROR, UsageError, log_internal_error
 from .faults import describe, require_gradebook, require_writable
+from .settings import CELL_TIMEOUT
+from .temporary import in_process_folder
 
 DEFAULT_EXERCISES = Path(__file__).resolve().parent.parent / "exercises"
 
@@ -127,8 +129,8 @@ def cmd_collect(args) -> int:
 
 def cmd_autograde(args) -> int:
     from .autograde import Interrupted, ReportNotWritten, autograde
-    from .cluster import ClusterError
-    from .report import format_report
+    from .autograde.dask_executor import ClusterError
+    from .autograde.report import format_report
 
     course = _course(args)
     course.require_assignment(args.assignment, released=True)
@@ -249,13 +251,14 @@ def cmd_check(args) -> int:
     return check_notebook(path, timeout=args.timeout)
 
 
-def _positive_int(text: str) -> int:
+def _worker_count(text: str) -> int:
+    """``--workers``: as ``c.KitGrade.workers``, 0 is one per core."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number of workers, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1 worker, not {value}")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of workers >= 0 (0: one per core), not {value}")
     return value
 
 
@@ -303,7 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command("autograde", cmd_autograde, "grade every submission in parallel sandboxes")
     sub.add_argument("assignment")
     sub.add_argument("--student", action="append", help="only this student (repeatable)")
-    sub.add_argument("--workers", type=_positive_int, help="worker processes (default: the machine's cores)")
+    sub.add_argument("--workers", type=_worker_count, help="worker processes; 0: one per core (default: c.KitGrade.workers)")
     sub.add_argument("--quiet", action="store_true", help="no progress bar")
     sub.add_argument("--force", action="store_true", help="grade again what an earlier run graded already")
     sub.add_argument("--cluster", help="grade on a dask cluster: tcp://HOST:PORT, tls://HOST:PORT or local:N "
@@ -331,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("check", cmd_check, "run the tests of one notebook and print each result", course=False)
     sub.add_argument("notebook")
-    sub.add_argument("--timeout", type=_positive_float, default=30.0, help="seconds per cell")
+    sub.add_argument("--timeout", type=_positive_float, default=CELL_TIMEOUT, help="seconds per cell")
 
     sub = command("summary", cmd_summary, "what the class got wrong: reports/<assignment>.html and a table")
     sub.add_argument("assignment")
@@ -368,7 +371,8 @@ def _main(argv: list[str] | None) -> int:
             setattr(args, name, os.path.abspath(os.path.expanduser(getattr(args, name))))
     cwd = os.getcwd()
     try:
-        return args.handler(args)
+        with in_process_folder():  # every temporary file of the command, and of the processes it starts
+            return args.handler(args)
     except UsageError as error:
         print(f"kitgrade {args.command}: {error}", file=sys.stderr)
         return error.status

@@ -146,12 +146,12 @@ def check_settings(config: Config, files: list[str]) -> None:
             try:
                 trait.validate(None, value)
             except TraitError as error:
-                raise UsageError(_setting_problem(files, error, section, name, value, trait)) from None
+                raise UsageError(_setting_problem(files, error, section=section, name=name, value=value, trait=trait)) from None
             except Exception:  # a trait whose validation needs its object: nbgrader checks it when it runs
                 continue
 
 
-def _setting_problem(files: list[str], error: TraitError, section: str = "", name: str = "", value=None,
+def _setting_problem(files: list[str], error: TraitError, *, section: str = "", name: str = "", value=None,
                      trait=None) -> str:
     """One line: which file, which setting, what it is, what is expected."""
     if not section:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .course import CONFIG_FILE, KIT_DIR, Course, ensure_nbgrader_tools_on_path
 from .errors import UsageError
+from .settings import CELL_TIMEOUT
 
 DEFAULT_COURSE_ID = "autograd-kit"
 #: Digests of the exercise files as ``init`` copied them (relative to the course), to tell them from edits.
@@ -99,8 +100,8 @@ def check_init(root: Path, course_id: str | None, exercises: Path, exchange: Pat
                          "or pass --force to make the course beside what is there (nothing is overwritten)")
 
 
-def init_course(root: Path, course_id: str | None, exercises: Path, exchange: Path | None = None,
-                timeout: float = 30.0, force: bool = False) -> InitResult:
+def init_course(root: Path, course_id: str | None, exercises: Path, *, exchange: Path | None = None,
+                timeout: float = CELL_TIMEOUT, force: bool = False) -> InitResult:
     """Make (or, with ``force``, add exercises to) a course in nbgrader's layout.
 
     >>> init_course(Path("course"), "ad101", Path("exercises"))  # doctest: +SKIP

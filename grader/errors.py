@@ -22,6 +22,9 @@ from pathlib import Path
 USAGE_ERROR = 2
 #: Exit status of a command stopped by a bug of the kit.
 INTERNAL_ERROR = 3
+#: Where the user's own temporary folder is, once a command has its own inside it (``grader.temporary``):
+#: a log must outlive the command.
+OUTER_TMPDIR = "KITGRADE_OUTER_TMPDIR"
 
 
 class UsageError(Exception):
@@ -46,7 +49,7 @@ def log_internal_error(error: BaseException, log_dir: Path | None = None) -> Pat
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
     header = f"kitgrade {' '.join(sys.argv[1:])}\npython {sys.version.split()[0]}\n\n"
-    for folder in ([log_dir] if log_dir else []) + [Path(tempfile.gettempdir())]:
+    for folder in ([log_dir] if log_dir else []) + [Path(os.environ.get(OUTER_TMPDIR) or tempfile.gettempdir())]:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / f"kitgrade-error-{stamp}-{os.getpid()}.log"

@@ -49,7 +49,7 @@ def autograde_preprocessors():
     return [ReplayExecution, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties]
 
 
-def sanitize(nb, config: Config, db_url: str, assignment: str, notebook: str, student: str = "."):
+def sanitize(nb, config: Config, db_url: str, assignment: str, notebook: str, *, student: str = "."):
     """Run nbgrader's sanitizing chain on ``nb``; return it with the findings of the kit's checks."""
     resources = {"nbgrader": {"notebook": notebook, "assignment": assignment, "student": student, "db_url": db_url},
                  "unique_key": notebook}

@@ -1,16 +1,22 @@
 """The kit's own settings, read from the course's ``nbgrader_config.py`` like nbgrader's."""
 
+from __future__ import annotations
+
 import os
 
 from traitlets import Bool, Float, Integer, List, Unicode
 from traitlets.config import Configurable
 
 
+#: Seconds a cell may run (``c.KitGrade.cell_timeout``, ``kitgrade check --timeout``, a new course's config).
+CELL_TIMEOUT = 30.0
+
+
 class KitGrade(Configurable):
     """Settings of the kit's grader (``c.KitGrade.<name> = ...`` in ``nbgrader_config.py``)."""
 
     workers = Integer(0, min=0, help="Worker processes for autograde; 0 means one per CPU core.").tag(config=True)
-    cell_timeout = Float(30.0, min=0.1, help="Seconds a cell may run before it is interrupted.").tag(config=True)
+    cell_timeout = Float(CELL_TIMEOUT, min=0.1, help="Seconds a cell may run before it is interrupted.").tag(config=True)
     notebook_timeout = Float(300.0, min=1.0, help="Seconds a whole notebook may run; then it is stopped.").tag(config=True)
     memory_limit_mb = Integer(2048, min=64, help="Address-space cap of each grading process, in MiB.").tag(config=True)
     output_limit_bytes = Integer(200_000, min=0, help="Output kept per notebook, errors included; the rest is dropped.").tag(config=True)
@@ -29,6 +35,12 @@ class KitGrade(Configurable):
     hide_hidden_tests_in_feedback = Bool(
         True, help="Feedback leaves the hidden tests out unless `feedback --show-hidden-tests` (False: shows them).",
     ).tag(config=True)
+
+
+def worker_count(requested: int | None, settings: KitGrade) -> int:
+    """The worker processes of a run: ``--workers`` if given, else ``c.KitGrade.workers``; 0 is one per core."""
+    chosen = settings.workers if requested is None else requested
+    return chosen or default_workers()
 
 
 def default_workers() -> int:

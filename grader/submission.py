@@ -110,6 +110,21 @@ class SubmissionUnreadable(Exception):
     """The submission cannot be read as a folder of files (it is a link, or the machine cannot read it)."""
 
 
+def check_timestamp(raw: bytes) -> None:
+    """A submission time nbgrader can read (or none): an unreadable one would fail nbgrader's grading
+    of the student, whose correct notebook would then score 0 without a word."""
+    from nbgrader.utils import parse_utc
+
+    text = raw.decode("utf-8", "replace").strip()
+    if not text:
+        return  # nbgrader takes an empty timestamp.txt as no time
+    try:
+        parse_utc(text)
+    except (ValueError, OverflowError):
+        raise SubmissionUnreadable(f"timestamp.txt holds {text[:40]!r}, which is not a time (as nbgrader writes it: "
+                                   "2026-01-15 11:00:00.000000 UTC); correct it or remove it") from None
+
+
 def stage_submission(submitted: Path, staged: Path, expected: dict[str, set[str]],
                      size_limit: int = DEFAULT_SIZE_LIMIT) -> list[str]:
     """Copy the gradable notebooks of ``submitted`` into ``staged`` under their expected names.
@@ -127,6 +142,7 @@ def stage_submission(submitted: Path, staged: Path, expected: dict[str, set[str]
         raw, reason = read_submitted_file(submitted / "timestamp.txt", 4096)
         if reason:
             raise SubmissionUnreadable(f"timestamp.txt: {reason}")
+        check_timestamp(raw)
         (staged / "timestamp.txt").write_bytes(raw)
     valid: dict[str, tuple[Path, bytes, object]] = {}  # each file is read once; what was checked is staged
     for path in sorted(submitted.glob("*.ipynb")):

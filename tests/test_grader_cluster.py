@@ -49,6 +49,23 @@ OTHER_VERSION = """
 import nbgrader
 nbgrader.__version__ = "0.8.0"
 """
+#: A worker that dies while the instructor's process checks its versions (the first one to be asked).
+DIES_IN_VERSION_CHECK = """
+import os
+import grader.versions as versions
+
+real = getattr(versions.kit_versions, "real", versions.kit_versions)  # a preload may be run twice
+
+def kit_versions():
+    try:
+        os.close(os.open({marker!r}, os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        return real()
+    os._exit(1)
+
+kit_versions.real = real
+versions.kit_versions = kit_versions
+"""
 MIXED = ["solution", "blank", "partial", "edited_test", "kernel_dies", "malformed_json", "patched_formatter",
          "reads_instructor_files"]
 
@@ -230,6 +247,9 @@ def test_the_cluster_grades_as_a_local_run_with_a_worker_killed_midway(services,
     on_cluster = json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())
     locally = json.loads((local / "reports" / f"{ASSIGNMENT}.json").read_text())
     assert _untimed(on_cluster) == _untimed(json.loads(json.dumps(locally).replace(str(local), str(course))))
+    for report in (f"{ASSIGNMENT}.csv", f"{ASSIGNMENT}-tests.json"):  # byte for byte (the CSV has no timings)
+        here, there = (root / "reports" / report for root in (course, local))
+        assert here.read_bytes() == there.read_bytes().replace(str(local).encode(), str(course).encode()), report
     for student in MIXED:
         assert on_cluster[student]["score"] == every[student][1], (student, on_cluster[student])
     ledger = json.loads((course / ".kitgrade" / "graded" / f"{ASSIGNMENT}.json").read_text())
@@ -283,3 +303,18 @@ def test_a_cluster_that_cannot_grade_is_refused_before_anything_is_written(servi
 
     assert "nbgrader 0.8.0" in message and "this machine has autograd-kit 0.1.0+" in message, message
     assert f"nbgrader {nbgrader.__version__}" in message, message
+
+
+def test_a_worker_that_dies_during_the_version_check_leaves_the_others_to_grade_everything(services, tmp_path):
+    course = _course(tmp_path, {"alice": cases.solution, "bob": cases.solution, "carol": cases.blank})
+    marker = tmp_path / "a-worker-died"
+    (tmp_path / "dies.py").write_text(DIES_IN_VERSION_CHECK.format(marker=str(marker)))
+    address = services.scheduler(tls=False)
+    for _ in range(2):
+        services.worker(address, "--preload", str(tmp_path / "dies.py"), tls=False)
+    run = _autograde(course, "--quiet", "--cluster", address)
+    assert marker.exists(), "no worker died during the version check (nothing was tested)"
+    assert run.returncode == 0, run
+    assert "Traceback" not in run.stderr and "bug in kitgrade" not in run.stderr, run.stderr
+    report = json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())
+    assert {s: e["score"] for s, e in report.items()} == {"alice": 7, "bob": 7, "carol": 0}

@@ -16,6 +16,7 @@ import datetime
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -122,7 +123,10 @@ def throwaway_account(home_parent: Path):
 
 def python_for_anyone(folder: Path) -> Path:
     """A Python another account can run with this worktree's packages: a venv of the system's Python
-    (the test's own may live under /root) that reads .venv's site-packages and the kit's checkout."""
+    (the test's own may live under /root) that reads .venv's site-packages and the kit's checkout.
+
+    A checkout in a private folder (mode 0700, as ``mktemp -d`` and many home folders are) is out of
+    the account's reach: its packages and the kit are then linked (or copied) into ``folder``."""
     version = f"{sys.version_info[0]}.{sys.version_info[1]}"  # the same minor version: .venv's packages fit it
     system = shutil.which(f"python{version}", path="/usr/bin:/usr/local/bin")
     if system is None:
@@ -130,8 +134,33 @@ def python_for_anyone(folder: Path) -> Path:
     subprocess.run([system, "-m", "venv", "--without-pip", str(folder)], check=True)
     site = next((folder / "lib").glob("python*/site-packages"))
     packages = next(Path(p) for p in sys.path if p.endswith("site-packages") and Path(p, "nbgrader").is_dir())
-    (site / "kit.pth").write_text(f"import site; site.addsitedir({str(packages)!r})\n{ROOT}\n")
+    kit = ROOT
+    if not _open_to_anyone(packages):
+        packages = _linked_copy(packages, folder / "packages")
+    if not _open_to_anyone(ROOT):
+        for package in ("grader", "autograd_core"):
+            _linked_copy(ROOT / package, folder / "kit" / package)
+        kit = folder / "kit"
+    (site / "kit.pth").write_text(f"import site; site.addsitedir({str(packages)!r})\n{kit}\n")
     return folder / "bin" / "python"
+
+
+def _open_to_anyone(path: Path) -> bool:
+    """Whether any account can read ``path`` (every folder on the way to it open to others)."""
+    return all(p.stat().st_mode & 0o005 == 0o005 for p in [path, *path.parents])
+
+
+def _linked_copy(source: Path, target: Path) -> Path:
+    """``source``'s tree at ``target``, its files hard links where the file system allows (fast), else copies."""
+    def link(src, dst):
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+
+    shutil.copytree(source, target, symlinks=True, copy_function=link,
+                    ignore=shutil.ignore_patterns("__pycache__", "__editable__*"))
+    return target
 
 
 # ---- courses -------------------------------------------------------------------------------------
@@ -621,3 +650,70 @@ def test_a_deleted_submission_keeps_its_grade_and_every_output_says_so(root, gra
     with open(graded / "grades_lms.csv") as handle:
         assert {row["Student"]: row[ASSIGNMENT] for row in csv.DictReader(handle)}["alice"] == "7"
     assert not left_behind(tmp_path / "tmp", graded)
+
+
+# ---- two runs at once, and a run killed --------------------------------------------------------
+def _slow(course: Path, students, seconds: float = 5) -> None:
+    """Hand in solutions that take ``seconds`` each to run (a run that is still grading when looked at)."""
+    release = nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    source = nbformat.read(course / "source" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    for student in students:
+        folder = course / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(_solution(release, source, f"import time\ntime.sleep({seconds})"), folder / NOTEBOOK)
+
+
+def _start(course: Path, tmp: Path) -> subprocess.Popen:
+    tmp.mkdir(exist_ok=True)
+    return subprocess.Popen([sys.executable, "-m", "grader.cli", "autograde", ASSIGNMENT, "--course", str(course),
+                             "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "TMPDIR": str(tmp)}, start_new_session=True)
+
+
+def _wait_for_a_grade(course: Path, process: subprocess.Popen, seconds: float = 180) -> None:
+    """Until the run has recorded a first grade (it is halfway through)."""
+    ledger = course / ".kitgrade" / "graded" / f"{ASSIGNMENT}.json"
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and process.poll() is None:
+        if ledger.exists() and any(not e.get("unfinished") for e in json.loads(ledger.read_text() or "{}").values()):
+            return
+        time.sleep(0.05)
+    process.kill()
+    raise AssertionError(f"the run recorded no grade: {process.communicate()}")
+
+
+def test_a_second_run_on_the_same_course_refuses_at_once_and_the_first_grades_everyone(course, tmp_path):
+    _slow(course, ["dan", "eve", "fay"])
+    processes = _grading_processes()
+    first = _start(course, tmp_path / "tmp")
+    _wait_for_a_grade(course, first)
+    for assignment in (ASSIGNMENT, "build_your_own"):  # the same assignment or another: one gradebook
+        second = run(course, tmp_path / "tmp2", "autograde", assignment, "--quiet")
+        if assignment == "build_your_own" and second.returncode == 2 and "not released" in second.stderr:
+            continue  # the other assignment of the sample course is not released: nothing to lock against
+        assert second.returncode == 2, second
+        assert "another kitgrade autograde is grading the course" in one_line(second.stderr)
+    out, err = first.communicate(timeout=300)
+    assert first.returncode == 0, (out, err)
+    assert scores(course) == {s: 7.0 for s in ["alice", "bob", "carol", "dan", "eve", "fay"]}
+    assert "unable to open database file" not in out + err
+    again = run(course, tmp_path / "tmp2", "autograde", ASSIGNMENT, "--quiet")
+    assert again.returncode == 0, again
+    assert not left_behind(tmp_path / "tmp", course) and not left_behind(tmp_path / "tmp2", course)
+    assert not _wait_until_gone(processes, 10)
+
+
+def test_a_run_killed_with_sigkill_leaves_nothing_in_the_temporary_folder_after_the_next_command(course, tmp_path):
+    _slow(course, ["dan", "eve", "fay"])
+    processes = _grading_processes()
+    tmp = tmp_path / "tmp"
+    killed = _start(course, tmp)
+    _wait_for_a_grade(course, killed)
+    os.killpg(killed.pid, signal.SIGKILL)  # the run and its workers, at once: as a machine that goes down
+    killed.communicate(timeout=30)
+    assert not _wait_until_gone(processes, 20)
+    assert [p.name for p in tmp.iterdir()], "the killed run left nothing to clean (nothing was tested)"
+    rerun = run(course, tmp, "autograde", ASSIGNMENT, "--quiet")  # the next command clears what it left
+    assert rerun.returncode == 0, rerun
+    assert scores(course) == {s: 7.0 for s in ["alice", "bob", "carol", "dan", "eve", "fay"]}
+    assert not left_behind(tmp, course)

@@ -118,13 +118,29 @@ def test_feedback_before_autograde(course, capsys):
     assert "no autograded submission" in err
 
 
-def test_workers_must_be_a_positive_number(course, capsys):
+def test_workers_must_not_be_negative(course, capsys):
     submit(course, "alice")
     before = snapshot(course)
     with pytest.raises(SystemExit) as stopped:
         kitgrade(["autograde", ASSIGNMENT, "--course", str(course), "--workers", "-2"])
-    assert stopped.value.code == 2 and "expected at least 1 worker" in capsys.readouterr().err
+    assert stopped.value.code == 2 and "expected a number of workers >= 0 (0: one per core)" in capsys.readouterr().err
     assert snapshot(course) == before
+
+
+def test_workers_0_is_one_per_core_as_in_the_settings(course, monkeypatch):
+    from grader.autograde.executors import LocalExecutor
+    from grader.settings import default_workers
+
+    with open(course / "nbgrader_config.py", "a") as handle:
+        handle.write("\nc.KitGrade.workers = 1\n")
+    submit(course, "alice")
+    submit(course, "bob")
+    pools = []
+    start = LocalExecutor.start
+    monkeypatch.setattr(LocalExecutor, "start", lambda self, *args: pools.append(self.workers) or start(self, *args))
+    assert kitgrade(["autograde", ASSIGNMENT, "--course", str(course), "--quiet", "--workers", "0"]) == 0
+    assert kitgrade(["autograde", ASSIGNMENT, "--course", str(course), "--quiet", "--force"]) == 0
+    assert pools == [min(default_workers(), 2), 1]  # never more workers than notebooks
 
 
 # ---- collect and check: files that are not what they should be -----------------------------------

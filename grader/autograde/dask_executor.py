@@ -1,0 +1,185 @@
+"""The notebooks on the workers of a dask scheduler (``kitgrade autograde ASSIGNMENT --cluster ADDRESS``).
+
+The instructor's process does everything that needs the course: it stages and sanitizes each
+notebook (with its copy of the gradebook) and gathers the instructor's sources. A task sent to a
+worker is plain bytes and values: the sanitized notebook, the instructor's cells, the sandbox
+policy and the assignment's data files. The worker runs it with ``task.execute_prepared``, in the
+same sandbox as a local run (it is the supervisor; its zygotes are made on first use) and sends
+back the findings and the outputs of every cell.
+
+A worker whose kit or nbgrader differs from the instructor's is refused. A worker that dies while
+the run starts is left out; one that dies while grading loses nothing: the scheduler sends its
+tasks to another worker. A notebook whose worker dies each time it is tried (dask's
+``distributed.scheduler.allowed-failures`` plus one) scores 0, with the reason in the report.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+
+from .. import versions
+from ..faults import describe
+from .task import execute_prepared, not_gradable, prepare_task
+
+#: Seconds to reach the scheduler, and to wait for a first worker.
+CONNECT_TIMEOUT = 10.0
+WORKER_TIMEOUT = 10.0
+
+
+class ClusterError(Exception):
+    """The cluster cannot be used (unreachable, no workers, other versions): nothing was written."""
+
+
+class VersionMismatch(Exception):
+    pass
+
+
+def tls_security(files):
+    """``Security`` from ``[ca_file, cert, key]`` (None: dask's configuration decides)."""
+    if not files:
+        return None
+    from distributed.security import Security
+
+    ca_file, cert, key = files
+    return Security(tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key, require_encryption=True)
+
+
+def run_on_worker(task: dict, preload: list[str], expected: dict[str, str]) -> dict:
+    """The task a dask worker runs: check the versions, then grade the prepared notebook."""
+    mine = versions.kit_versions()
+    if mine != expected:
+        raise VersionMismatch(f"a worker with {versions.describe_versions(mine)} refused it (the instructor has "
+                              f"{versions.describe_versions(expected)})")
+    from ..sandbox import workers
+
+    workers.init_lazily(preload)
+    return execute_prepared(task)
+
+
+def _connect(address: str, security):
+    """``(client, cluster or None)`` for ``address``; a ``ClusterError`` if it cannot be used."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ClusterError("--cluster needs dask.distributed: install the kit's cluster extra "
+                           "(pip install -e '.[cluster]' in the kit's checkout)") from None
+    local = re.fullmatch(r"local:(\d+)", address)
+    if local:
+        if int(local.group(1)) < 1:
+            raise ClusterError(f"--cluster {address}: at least one worker (local:N, N >= 1)")
+        cluster = LocalCluster(n_workers=int(local.group(1)), threads_per_worker=1, processes=True,
+                               host="127.0.0.1", dashboard_address=":0")
+        return Client(cluster), cluster
+    if not re.fullmatch(r"(tcp|tls)://[^\s/]+:\d+", address):
+        raise ClusterError(f"--cluster {address!r}: expected tcp://HOST:PORT, tls://HOST:PORT or local:N")
+    try:
+        return Client(address, timeout=CONNECT_TIMEOUT, security=security), None
+    except (OSError, TimeoutError, ValueError) as error:
+        raise ClusterError(f"cannot reach the dask scheduler at {address} "
+                           f"({str(error).splitlines()[0] if str(error) else type(error).__name__})") from None
+
+
+class DaskExecutor:
+    """A ``distributed.Client`` on the scheduler, checked: reachable, with workers of the same versions."""
+
+    def __init__(self, client, cluster=None, *, config=None, preload=()):
+        self.client, self.cluster = client, cluster
+        self.config, self.preload = config, list(preload)
+        self.versions = versions.kit_versions()
+
+    @classmethod
+    def connect(cls, address: str, security=None, *, config=None, preload=()) -> "DaskExecutor":
+        client, cluster = _connect(address, security)
+        executor = cls(client, cluster, config=config, preload=preload)
+        try:
+            executor.check_workers(address)
+        except BaseException:
+            executor.close()
+            raise
+        return executor
+
+    def check_workers(self, address: str) -> None:
+        """At least one worker, and every worker that answers has the instructor's versions.
+
+        A worker that dies meanwhile (while starting, or while it answers) is left out: the others
+        grade, and each task checks the versions again wherever it lands."""
+        deadline = time.monotonic() + WORKER_TIMEOUT
+        while True:
+            try:
+                self.client.wait_for_workers(1, timeout=max(0.1, deadline - time.monotonic()))
+            except TimeoutError:
+                raise ClusterError(f"the dask scheduler at {address} has no workers "
+                                   f"(none joined within {WORKER_TIMEOUT:g} s)") from None
+            try:
+                theirs = self.client.run(versions.kit_versions, on_error="return")
+            except OSError:  # the scheduler lost the worker it was asking: ask those left
+                theirs = {}
+            answered = {worker: found for worker, found in theirs.items() if isinstance(found, dict)}
+            for worker, found in sorted(answered.items()):
+                if found != self.versions:
+                    raise ClusterError(f"the worker {worker} has {versions.describe_versions(found)}, this machine "
+                                       f"has {versions.describe_versions(self.versions)}: install the same on both")
+            if answered:
+                return
+            if time.monotonic() > deadline:
+                raise ClusterError(f"the dask scheduler at {address} has no workers that answer (each one "
+                                   f"died or did not answer within {WORKER_TIMEOUT:g} s)")
+            time.sleep(0.2)
+
+    def start(self, forbidden_imports=()) -> None:
+        """The workers are running already (their interpreters stay warm from one run to the next)."""
+
+    def status(self) -> str:
+        processing = self.client.processing()
+        busy = sum(1 for keys in processing.values() if keys)
+        return f"{busy}/{len(processing)} workers busy"
+
+    def run_tasks(self, tasks: list[dict]):
+        """Prepare each task here, grade it on a worker; yield ``(task, outcome)`` as results arrive."""
+        from distributed import as_completed
+
+        futures = {}
+        try:
+            for task in tasks:
+                try:
+                    prepared = prepare_task({**task, "config": self.config})
+                except Exception as error:  # the machine's fault (the gradebook's copy unreadable): not graded
+                    if describe(error) is None:
+                        raise
+                    yield task, describe(error)
+                    continue
+                if prepared.get("not_gradable"):
+                    yield task, prepared
+                    continue
+                prepared["scratch_parent"] = None  # the worker's own temporary folder
+                key = f"kitgrade-{task['student']}-{task['notebook']}-{uuid.uuid4().hex[:8]}"
+                future = self.client.submit(run_on_worker, prepared, self.preload, self.versions, key=key, pure=False)
+                futures[future] = task
+            for future in as_completed(list(futures)):
+                task = futures.pop(future)
+                yield task, self._outcome(task, future)
+        finally:
+            if futures:  # stopped: nothing of this run keeps the workers busy
+                self.client.cancel(list(futures))
+
+    @staticmethod
+    def _outcome(task: dict, future):
+        from distributed import KilledWorker
+
+        try:
+            return future.result()
+        except KilledWorker:  # died on every worker it was sent to: the notebook's fault
+            return not_gradable(task, "its grading process died each time it ran, on every worker it was sent to")
+        except VersionMismatch as error:
+            return str(error)
+        except Exception as error:  # a fault of the grader: reported, the class goes on
+            return describe(error) or repr(error)
+
+    def close(self, stopped: bool = False) -> None:
+        try:
+            self.client.close()
+        finally:
+            if self.cluster is not None:
+                self.cluster.close()

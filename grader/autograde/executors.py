@@ -1,0 +1,98 @@
+"""Where the notebooks run: one interface, two executors.
+
+An executor is made before the submissions are staged and ``start()``-ed at once, so its workers
+start up (an interpreter, nbgrader, the zygote) while this process stages; ``run_tasks(tasks)``
+then yields ``(task, outcome)`` as each notebook finishes, in the manner of
+``concurrent.futures.as_completed``. The outcome is the worker's result (a dict) or, for a task the
+grader could not run, the reason (a str). ``status()`` is a few words for the progress bar (or
+None), ``close()`` stops every worker the executor started.
+
+* ``LocalExecutor`` (here): a pool of worker processes on this machine, one per core by default.
+* ``DaskExecutor`` (``dask_executor.py``): the workers of a dask scheduler.
+
+Both run each notebook with ``task.execute_prepared``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+
+from ..faults import describe
+from ..sandbox import workers as grading_workers
+from .task import execute_submission_notebook, warm_up
+
+
+class LocalExecutor:
+    """A pool of worker processes on this machine; each prepares and runs the notebooks it is given.
+
+    A worker that dies takes its pool with it: the unfinished tasks run again in a new pool, and
+    those caught in a dead pool twice then run one at a time, so that only a task that kills its
+    worker on its own is given up."""
+
+    def __init__(self, workers: int, config, preload: list[str]):
+        self.workers, self.config, self.preload = workers, config, list(preload)
+        self.pool = None
+
+    def start(self, forbidden_imports=()) -> None:
+        """Start every worker and its zygote now (they start while the submissions are staged)."""
+        self.pool = self._new_pool(self.workers)
+        for _ in range(self.workers):
+            self.pool.submit(warm_up, list(forbidden_imports))
+
+    def _new_pool(self, size: int) -> ProcessPoolExecutor:
+        # Workers come from a fresh forkserver, not from this process: whatever the caller has
+        # imported or patched (a test runner, a notebook) must not leak into the graders.
+        return ProcessPoolExecutor(max_workers=max(1, size), mp_context=multiprocessing.get_context("forkserver"),
+                                   initializer=grading_workers.init_worker, initargs=(self.preload, os.getpid()))
+
+    def status(self) -> None:
+        return None
+
+    def run_tasks(self, tasks: list[dict]):
+        queue = [(list(tasks), self.workers, 0)]  # (tasks, pool size, times they were caught in a dead pool)
+        while queue:
+            batch, size, caught = queue.pop(0)
+            if self.pool is None:
+                self.pool = self._new_pool(min(size, len(batch)))
+            broken = yield from self._run_batch(batch)
+            if not broken:
+                continue
+            if len(batch) == 1 and size == 1 and caught >= 2:
+                yield broken[0], "its grading process died while grading it, also when it ran alone"
+            elif caught == 0:
+                queue.append((broken, size, 1))
+            else:
+                queue.extend(([task], 1, 2) for task in broken)
+
+    def _run_batch(self, batch: list[dict]):
+        """Run ``batch`` in the current pool; yield outcomes; return the tasks a dead pool took with it."""
+        broken = []
+        futures = {self.pool.submit(execute_submission_notebook, {**task, "config": self.config}): task
+                   for task in batch}
+        for future in as_completed(futures):
+            task = futures[future]
+            try:
+                outcome = future.result()
+            except BrokenProcessPool:
+                broken.append(task)
+                continue
+            except Exception as error:  # a fault of the grader: reported, the class goes on
+                outcome = describe(error) or repr(error)
+            yield task, outcome
+        if broken:  # this pool is dead: the next batch gets a new one
+            self.pool.shutdown(wait=True)
+            self.pool = None
+        return broken
+
+    def close(self, stopped: bool = False) -> None:
+        """Stop every worker: at once if the run was ``stopped``; no worker outlives the run."""
+        if self.pool is None:
+            return
+        if stopped:
+            for process in list((getattr(self.pool, "_processes", None) or {}).values()):
+                process.kill()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.pool = None

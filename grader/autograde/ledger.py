@@ -1,0 +1,122 @@
+"""What is graded already: ``.kitgrade/graded/<assignment>.json``, one entry per student."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+
+from nbgrader.api import Gradebook, MissingEntry
+
+from ..atomic import write_json
+from ..course import KIT_DIR, Course
+from ..versions import kit_versions
+
+GRADED = f"{KIT_DIR}/graded"
+
+
+class Ledger:
+    """What is graded already, one entry per student.
+
+    An entry is written as soon as nbgrader has put the student's grade in the gradebook, and holds
+    a fingerprint of everything the grade depends on (the submitted files, the assignment's source
+    and due date, the course's settings, the kit's and nbgrader's versions) and the reasons of the
+    report. A student whose entry matches, and whose submission the gradebook holds, is not graded again.
+
+    Before nbgrader writes anything of a student, their entry is marked ``unfinished`` (``begin``);
+    the mark goes when the grade is recorded, or when what nbgrader wrote was undone. A mark left
+    behind (the machine failed and the undo failed too, or the run was killed) says the gradebook
+    may hold part of a grading: the next run grades them again, and export does not take it as a grade.
+    """
+
+    def __init__(self, course: Course, assignment: str):
+        self.course, self.assignment = course, assignment
+        self.path = course.path(GRADED, f"{assignment}.json")
+        try:
+            self.entries = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            self.entries = {}
+        self._common = None
+        self._in_gradebook = None
+
+    def fingerprint(self, student: str) -> str:
+        if self._common is None:
+            common = hashlib.sha256(json.dumps(kit_versions()).encode())
+            for path in [self.course.root / "nbgrader_config.py", *self.course.source_notebooks(self.assignment)]:
+                common.update(path.name.encode() + b"\0" + (path.read_bytes() if path.exists() else b""))
+            common.update(f"due {self._due_date()}".encode())  # a due date set or moved: lateness changes
+            self._common = common.hexdigest()
+        digest = hashlib.sha256(self._common.encode())
+        folder = self.course.path("submitted", student, self.assignment)
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            try:
+                content = path.read_bytes()
+            except OSError:  # matches nothing recorded: the run tries it, and says why it cannot grade it
+                return ""
+            digest.update(str(path.relative_to(folder)).encode() + b"\0" + content + b"\0")
+        return digest.hexdigest()
+
+    def _due_date(self):
+        with warnings.catch_warnings(), Gradebook(self.course.db_url, self.course.course_id) as gradebook:
+            warnings.simplefilter("ignore")
+            try:
+                return gradebook.find_assignment(self.assignment).duedate
+            except MissingEntry:
+                return None
+
+    def graded(self, student: str) -> list[str] | None:
+        """The reasons recorded for ``student`` if graded as the submission is now, else None."""
+        entry, fingerprint = self.entries.get(student), self.fingerprint(student)
+        if not entry or entry.get("unfinished") or not fingerprint or entry.get("fingerprint") != fingerprint:
+            return None
+        if self._in_gradebook is None:
+            with warnings.catch_warnings(), Gradebook(self.course.db_url, self.course.course_id) as gradebook:
+                warnings.simplefilter("ignore")
+                try:
+                    self._in_gradebook = {s.student.id for s in gradebook.find_assignment(self.assignment).submissions}
+                except MissingEntry:
+                    self._in_gradebook = set()
+        return list(entry.get("reasons", [])) if student in self._in_gradebook else None
+
+    def resubmitted(self, student: str) -> bool:
+        """Whether ``student``'s submission changed since a run graded it (False if no run recorded one)."""
+        entry = self.entries.get(student)
+        return bool(entry) and "fingerprint" in entry and entry["fingerprint"] != self.fingerprint(student)
+
+    def unfinished(self, student: str) -> bool:
+        """Whether a grading of ``student`` stopped halfway and what it wrote may still be in the gradebook."""
+        return bool(self.entries.get(student, {}).get("unfinished"))
+
+    def begin(self, student: str) -> None:
+        """Marked before nbgrader writes anything of ``student`` (the entry is otherwise kept as it is)."""
+        self._set(student, {**self.entries.get(student, {}), "unfinished": True})
+
+    def undone(self, student: str) -> None:
+        """What nbgrader wrote of ``student`` was undone: the mark goes; the next run grades them again
+        unless they resubmitted since graded (the entry then says whose grade the gradebook holds)."""
+        entry = {k: v for k, v in self.entries.get(student, {}).items() if k != "unfinished"}
+        if "fingerprint" in entry and self.resubmitted(student):
+            self._set(student, entry)
+        else:
+            self.forget(student)
+
+    def record(self, student: str, reasons: list[str]) -> None:
+        self._set(student, {"fingerprint": self.fingerprint(student), "reasons": list(reasons)})
+        if self._in_gradebook is not None:
+            self._in_gradebook.add(student)
+
+    def forget(self, student: str) -> None:
+        """``student`` is to be graded again (what the gradebook held of them was undone)."""
+        if student in self.entries:
+            self._write({s: e for s, e in self.entries.items() if s != student})
+            del self.entries[student]
+        if self._in_gradebook is not None:
+            self._in_gradebook.discard(student)
+
+    def _set(self, student: str, entry: dict) -> None:
+        self._write({**self.entries, student: entry})
+        self.entries[student] = entry
+
+    def _write(self, entries: dict) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        write_json(self.path, entries)  # a run killed (or a disk full) while writing leaves the ledger whole

@@ -1,0 +1,155 @@
+"""The grader's house rules, checked: imports go one way (down the layers drawn in ``grader/__init__.py``,
+imports inside functions counted too), no module is long and no function takes many parameters,
+and docs/grading.md's map names every module there is."""
+import ast
+import re
+import sys
+
+import pytest
+
+import grader
+from conftest import ROOT
+
+PACKAGE = ROOT / "grader"
+#: Where the rules are not met yet: a module over 350 lines or a function over its parameters, in a
+#: file a parallel change owns (each one to be split where it is worked on next).
+NOT_YET = {"cli.py": "389 lines (to be split once the parallel --unsafe-no-sandbox change has landed)",
+           "collect.py": "494 lines", "summary.py": "387 lines", "export.py": "export_grades: 6 positional",
+           "checks.py": "check_close: 6 positional, as numpy.testing.assert_allclose's",
+           "sandbox/child.py": "_run_cell: 6 positional"}
+
+
+def drawn_layers():
+    """``{unit: layer}`` from the map in the package docstring (a subpackage is one unit)."""
+    layers, layer = {}, None
+    for line in grader.__doc__.splitlines():
+        m = re.match(r"^ {4}(\d+)? +(\w+\.py|\w+/) ", line)
+        if m:
+            layer = int(m.group(1)) if m.group(1) else layer
+            layers[m.group(2).removesuffix(".py").removesuffix("/")] = layer
+    return layers
+
+
+def node_of(path):
+    """``grader/autograde/run.py`` -> ``autograde/run``; ``grader/cli.py`` -> ``cli``."""
+    return "/".join(path.relative_to(PACKAGE).with_suffix("").parts)
+
+
+def unit_of(node):
+    return node.split("/")[0]
+
+
+def imports_of(path):
+    """The grader's modules a file imports, at the top or inside functions, as nodes."""
+    package = path.relative_to(ROOT).with_suffix("").parts[:-1]  # ("grader",) or ("grader", "autograde")
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package[:len(package) - node.level + 1]
+            modules = [(*base, *node.module.split("."))] if node.module else [(*base, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            modules = [tuple(node.module.split("."))]
+        elif isinstance(node, ast.Import):
+            modules = [tuple(a.name.split(".")) for a in node.names]
+        else:
+            continue
+        for parts in modules:
+            if parts[0] != "grader" or len(parts) < 2:
+                continue
+            target = PACKAGE.joinpath(*parts[1:])
+            if target.is_dir():  # a package: its __init__ (and, for `from pkg import mod`, that module)
+                found.add("/".join((*parts[1:], "__init__")))
+                if isinstance(node, ast.ImportFrom):
+                    found.update("/".join((*parts[1:], a.name)) for a in node.names
+                                 if (target / f"{a.name}.py").exists())
+            else:
+                found.add("/".join(parts[1:]))
+    return found - {node_of(path)}
+
+
+def import_graph():
+    return {node_of(path): imports_of(path) for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def test_every_module_of_the_grader_is_on_the_map():
+    units = {unit_of(n) for n in import_graph()} - {"__init__"}
+    assert units == set(drawn_layers())
+
+
+@pytest.mark.parametrize("unit", sorted(drawn_layers()))
+def test_a_module_imports_only_from_its_layer_or_below(unit):
+    layers = drawn_layers()
+    above = {}
+    for node, imported in import_graph().items():
+        if unit_of(node) == unit:
+            above.update({d: layers[unit_of(d)] for d in imported
+                          if unit_of(d) in layers and layers[unit_of(d)] > layers[unit]})
+    assert not above, f"{unit} (layer {layers[unit]}) imports from a layer above: {above}"
+
+
+def test_the_import_graph_has_no_cycle_counting_imports_inside_functions():
+    graph, state = import_graph(), {}
+
+    def visit(module, path):
+        if state.get(module) == "done":
+            return
+        assert state.get(module) != "open", f"import cycle: {' -> '.join(path + [module])}"
+        state[module] = "open"
+        for dep in sorted(graph.get(module, ())):
+            visit(dep, path + [module])
+        state[module] = "done"
+
+    for module in graph:
+        visit(module, [])
+
+
+def test_the_cycle_check_sees_an_import_inside_a_function(tmp_path, monkeypatch):
+    """The check above finds a circle closed only by an import inside a function (as report -> autograde was)."""
+    fake = tmp_path / "grader"
+    (fake / "sub").mkdir(parents=True)
+    (fake / "a.py").write_text("from .b import x\n")
+    (fake / "b.py").write_text("def f():\n    from .a import y\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    with pytest.raises(AssertionError, match="import cycle: a -> b -> a"):
+        test_the_import_graph_has_no_cycle_counting_imports_inside_functions()
+
+
+def _files():
+    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+@pytest.mark.parametrize("path", _files(), ids=lambda p: node_of(p))
+def test_no_module_is_over_350_lines(path):
+    lines = len(path.read_text().splitlines())
+    if str(path.relative_to(PACKAGE)) in NOT_YET and "lines" in NOT_YET[str(path.relative_to(PACKAGE))]:
+        pytest.xfail(NOT_YET[str(path.relative_to(PACKAGE))])
+    assert lines <= 350, f"{path.relative_to(ROOT)}: {lines} lines"
+
+
+@pytest.mark.parametrize("path", [p for p in _files() if p.name != "cli.py"], ids=lambda p: node_of(p))
+def test_no_function_takes_over_five_positional_or_eight_parameters(path):
+    crowded = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            positional = [a for a in node.args.posonlyargs + node.args.args if a.arg not in ("self", "cls")]
+            if len(positional) > 5 or len(positional) + len(node.args.kwonlyargs) > 8:
+                crowded.append(f"{node.name}: {len(positional)} positional, "
+                               f"{len(positional) + len(node.args.kwonlyargs)} in all")
+    if crowded and str(path.relative_to(PACKAGE)) in NOT_YET:
+        pytest.xfail(NOT_YET[str(path.relative_to(PACKAGE))])
+    assert not crowded, f"{path.relative_to(ROOT)}: {crowded}"
+
+
+# --- docs/grading.md's map -----------------------------------------------------------------------
+def drawn_in_the_docs():
+    text = (ROOT / "docs" / "grading.md").read_text()
+    section = text.split("## Where the code lives", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`grader/([\w/]+\.py|sandbox/)`", section))
+    return {n for n in named if not (n.startswith("sandbox/") and n.endswith(".py"))}  # the sandbox has its own map
+
+
+def test_docs_grading_md_names_every_module_and_only_modules_that_exist():
+    modules = {str(p.relative_to(PACKAGE)) for p in _files()
+               if p.name != "__init__.py" and p.parent.name != "sandbox"} | {"sandbox/"}
+    assert drawn_in_the_docs() == modules
