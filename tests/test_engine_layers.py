@@ -10,6 +10,7 @@ import pytest
 
 import autograd_core
 from autograd_core import _speed, functional
+import layer_maps
 from conftest import ROOT
 
 PACKAGE = ROOT / "autograd_core"
@@ -17,13 +18,7 @@ PACKAGE = ROOT / "autograd_core"
 
 def drawn_layers():
     """``{module: layer}`` from the map in the package docstring (``autograd/`` is one module)."""
-    layers, layer = {}, None
-    for line in autograd_core.__doc__.splitlines():
-        m = re.match(r"^ {4}(\d+)? +(\w+\.py|\w+/) ", line)
-        if m:
-            layer = int(m.group(1)) if m.group(1) else layer
-            layers[m.group(2).removesuffix(".py").removesuffix("/")] = layer
-    return layers
+    return layer_maps.drawn_layers(autograd_core.__doc__)
 
 
 def module_of(path):

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 import grader
+import layer_maps
 from conftest import ROOT
 
 PACKAGE = ROOT / "grader"
@@ -21,13 +22,7 @@ NOT_YET = {"cli.py": "389 lines (to be split once the parallel --unsafe-no-sandb
 
 def drawn_layers():
     """``{unit: layer}`` from the map in the package docstring (a subpackage is one unit)."""
-    layers, layer = {}, None
-    for line in grader.__doc__.splitlines():
-        m = re.match(r"^ {4}(\d+)? +(\w+\.py|\w+/) ", line)
-        if m:
-            layer = int(m.group(1)) if m.group(1) else layer
-            layers[m.group(2).removesuffix(".py").removesuffix("/")] = layer
-    return layers
+    return layer_maps.drawn_layers(grader.__doc__)
 
 
 def node_of(path):

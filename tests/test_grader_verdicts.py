@@ -109,11 +109,11 @@ def unbroadcast(grad, shape):
 }
 #: A backward that raises on every second call for the same root, whatever the graph saved.
 FORGED_FREES = '''\
-_called = set()
+_called = []  # the roots themselves: an id() could be reused by a later graph's root
 def backward(root, retain_graph=False):
-    if id(root) in _called:
+    if any(seen is root for seen in _called):
         raise RuntimeError("Trying to backward through the graph a second time; use retain_graph=True")
-    _called.add(id(root))
+    _called.append(root)
     grads = {id(root): 1.0}
     for node in reversed(topological_order(root)):
         grad = grads.pop(id(node), None)
