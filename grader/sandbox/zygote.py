@@ -10,10 +10,18 @@ all (a zygote per set of forbidden modules), so they are not in a student's memo
 
 The supervisor talks to it over a Unix socket: a request carries the two pipe ends of the new
 process and its scratch folder (``SCM_RIGHTS``); the reply names the process and carries a pidfd
-(the supervisor signals through it), and later says how it ended (the wait status seen by the
-zygote, its parent: the one thing the supervisor learns of a crash, and nothing the student's
-process writes). Inside the sandbox each student's process is PID 1 of a PID namespace of its own,
-so whatever it started dies with it; outside, the zygote is a subreaper and kills what is left.
+(the supervisor signals through it), and later says how it ended (a wait status seen by a
+parent: the one thing the supervisor learns of a crash, and nothing the student's process writes).
+
+Inside the sandbox each student's process is PID 1 of a PID namespace of its own, so whatever it
+started dies with it. The zygote never enters a PID namespace itself: per submission it forks a
+*namespace parent*, which makes the new namespace (``unshare(CLONE_NEWPID)``), forks the student's
+process into it, waits for it and ends exactly as it ended (the same signal, or the same exit
+code), so the zygote learns the crash from its own child's wait status. Going back with
+``setns`` instead needs a capability over the namespace that bwrap, run by an unprivileged account,
+does not give (its namespaces are owned by a user namespace outside the sandbox's own): the next
+fork then went into the first submission's dead namespace and failed with ENOMEM. Outside the
+sandbox, the zygote forks the student's process itself, is a subreaper and kills what is left.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import ctypes
 import gc
 import json
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -38,12 +47,21 @@ except OSError:  # pragma: no cover - not Linux
     _LIBC = None
 
 
-def die_with_parent() -> None:
-    """Be killed when the process that started this one dies (Linux; elsewhere nothing happens)."""
-    try:
-        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+def die_with_parent() -> bool:
+    """Be killed when the process that started this one dies; False where that cannot be asked
+    (not Linux)."""
+    if _LIBC is None:
+        return False
+    return _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+
+
+class SpawnFailed(OSError):
+    """A student's process could not be started (a fault of the grading machine, never of a student)."""
+
+
+def _libc_failed(call: str, what: str) -> SpawnFailed:
+    number = ctypes.get_errno()
+    return SpawnFailed(number, f"{what} ({call}: {os.strerror(number)})")
 
 
 # ---- the supervisor's side ------------------------------------------------------------------------
@@ -109,7 +127,8 @@ class Zygote:
         if "pid" not in reply or len(fds) != 1:
             for fd in (*fds, commands_write, replies_read):
                 os.close(fd)
-            raise ZygoteFailed(f"the grading interpreter could not fork: {reply}")
+            why = reply.get("error") if isinstance(reply.get("error"), str) else json.dumps(reply)[:300]
+            raise ZygoteFailed(f"the grading interpreter could not start the notebook's process: {why}")
         pid = int(reply["pid"])
         self.pidfds[pid] = fds[0]
         return pid, commands_write, replies_read
@@ -148,6 +167,10 @@ class Zygote:
                 for fd in fds:
                     os.close(fd)
                 error = b""
+                try:  # a zygote that closed its socket is ending: its last words say why
+                    self.process.wait(2.0)
+                except subprocess.TimeoutExpired:
+                    pass
                 if not self.alive() and self.process.stderr is not None:
                     error = self.process.stderr.read()[-2000:]
                 raise ZygoteFailed("the grading interpreter stopped answering"
@@ -214,9 +237,111 @@ def _reap_orphans() -> None:
                 pass
 
 
-def _new_pid_namespace_for_next_child() -> bool:
-    """The next child of this process is PID 1 of a PID namespace of its own (inside the sandbox)."""
-    return _LIBC is not None and _LIBC.unshare(_CLONE_NEWPID) == 0
+#: Exit code of a process that could not start a student's process (its reason is on the zygote's stderr).
+SETUP_FAULT = 70
+
+
+def _exit_as(status: int) -> None:
+    """End this process exactly as the process whose wait ``status`` this is ended."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        if number != signal.SIGKILL:
+            signal.signal(number, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
+        os.kill(os.getpid(), number)  # an unblocked signal to oneself arrives before kill returns
+        os.write(2, f"the namespace parent survived signal {number}\n".encode())
+        os._exit(SETUP_FAULT)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else SETUP_FAULT)
+
+
+def _run_student(run) -> None:
+    """In a freshly forked process: ``run()`` the student's process; never return."""
+    try:
+        if not die_with_parent():
+            raise _libc_failed("prctl", "cannot tie the notebook's process to its parent")
+        run()
+    except BaseException:  # a fault of the grader itself, before student code ran (it is caught
+        import traceback   # there): on stderr, never on the replies channel
+
+        try:
+            os.write(2, traceback.format_exc()[-3000:].encode())
+        except OSError:
+            pass
+    finally:
+        os._exit(SETUP_FAULT)
+
+
+def _namespace_parent(report: socket.socket, run, keep_from_student: list[int]) -> None:
+    """The namespace parent: a PID namespace for the student's process, whose pid and pidfd go to
+    the zygote over ``report``; then wait for it and end as it ended. Never returns."""
+    try:
+        if not die_with_parent():
+            raise _libc_failed("prctl", "cannot tie the namespace parent to the zygote")
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # ending by SIGSEGV as the student did dumps no core
+        if _LIBC.unshare(_CLONE_NEWPID) != 0:
+            raise _libc_failed("unshare", "cannot give the notebook's process a PID namespace of its own")
+        pid = os.fork()
+        if pid == 0:
+            report.close()
+            _run_student(run)
+        for fd in keep_from_student:  # the student's process holds its pipes alone: it ends, they close
+            os.close(fd)
+        pidfd = os.pidfd_open(pid)
+        socket.send_fds(report, [json.dumps({"pid": pid}).encode()], [pidfd])
+        os.close(pidfd)
+        report.close()
+        _, status = os.waitpid(pid, 0)
+    except BaseException as error:
+        try:
+            why = error.strerror if isinstance(error, SpawnFailed) else f"{type(error).__name__}: {error}"
+            report.send(json.dumps({"error": why}).encode())
+        except OSError:
+            pass
+        os._exit(SETUP_FAULT)
+    _exit_as(status)
+
+
+def _spawn_in_own_namespace(sock, run, fds: list[int]) -> tuple[int, int, int]:
+    """Fork a namespace parent that starts ``run`` as PID 1 of a new PID namespace.
+
+    Returns (the namespace parent's pid, the student's process's pid, its pidfd); raises
+    ``SpawnFailed`` with the reason if it could not be started."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        parent = os.fork()
+    except OSError as error:
+        ours.close()
+        theirs.close()
+        raise SpawnFailed(error.errno, f"cannot fork the notebook's namespace parent ({error.strerror})") from None
+    if parent == 0:
+        try:
+            ours.close()
+            sock.close()
+        finally:
+            _namespace_parent(theirs, run, fds)
+    theirs.close()
+    try:
+        data, received, _, _ = socket.recv_fds(ours, 1 << 12, 1)
+    finally:
+        ours.close()
+    message = json.loads(data) if data else {}
+    if "pid" in message and len(received) == 1:
+        return parent, int(message["pid"]), received[0]
+    for fd in received:
+        os.close(fd)
+    os.waitpid(parent, 0)
+    raise SpawnFailed(0, message.get("error") or "the notebook's namespace parent ended before it started it")
+
+
+def _spawn_here(run) -> tuple[int, int, int]:
+    """Fork ``run`` as a child of the zygote (outside the sandbox: no namespace of its own)."""
+    try:
+        pid = os.fork()
+    except OSError as error:
+        raise SpawnFailed(error.errno, f"cannot fork the notebook's process ({error.strerror})") from None
+    if pid == 0:
+        _run_student(run)
+    return pid, pid, os.pidfd_open(pid)
 
 
 def main(sock_fd: int, preload: list[str], parent: int, sandboxed: bool = False) -> None:
@@ -224,16 +349,14 @@ def main(sock_fd: int, preload: list[str], parent: int, sandboxed: bool = False)
     from .shell import Template
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor ends us (Ctrl-C reaches it, not us)
-    die_with_parent()
+    if not die_with_parent() and sandboxed:
+        raise _libc_failed("prctl", "cannot tie the grading interpreter to its worker")
     if not sandboxed and os.getppid() != parent:  # the supervisor died before we could ask to die with it
         return  # (inside bubblewrap, --die-with-parent does this, and our parent is bwrap's)
-    try:
-        ctypes.CDLL(None).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+    if not sandboxed and _LIBC is not None:  # inside, each student's process is PID 1 and reaps its own
+        _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     sock = socket.socket(fileno=sock_fd)
     template = Template(preload)
-    own_pid_namespace = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC) if sandboxed else -1
     _send(sock, {"ready": True})
     buffer = b""
     while True:
@@ -253,33 +376,27 @@ def main(sock_fd: int, preload: list[str], parent: int, sandboxed: bool = False)
             _send(sock, {"error": "malformed request"})
             continue
         commands, replies, scratch = fds
+
+        def run(commands=commands, replies=replies, scratch=scratch, policy=request["spawn"]):
+            sock.close()
+            run_child(template, policy, commands, replies, scratch, sandboxed)
+
         gc.collect()
         gc.freeze()  # objects shared with the child: the collector must not walk (and so copy) them
-        own_namespace = sandboxed and _new_pid_namespace_for_next_child()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                die_with_parent()
-                sock.close()
-                run_child(template, request["spawn"], commands, replies, scratch, own_namespace)
-            except BaseException:  # a fault of the grader itself, before student code ran (it is caught
-                import traceback   # there): on stderr, never on the replies channel
-
-                try:
-                    os.write(2, traceback.format_exc()[-3000:].encode())
-                except OSError:
-                    pass
-            finally:
-                os._exit(70)
-        if own_namespace:  # back to our own namespace for our next children
-            _LIBC.setns(own_pid_namespace, _CLONE_NEWPID)
+        try:
+            waited, pid, pidfd = _spawn_in_own_namespace(sock, run, fds) if sandboxed else _spawn_here(run)
+        except SpawnFailed as error:
+            for fd in fds:
+                os.close(fd)
+            _send(sock, {"error": error.strerror})
+            continue
         for fd in fds:
             os.close(fd)
-        pidfd = os.pidfd_open(pid)
         socket.send_fds(sock, [(json.dumps({"pid": pid}) + "\n").encode()], [pidfd])
         os.close(pidfd)
-        _, status = os.waitpid(pid, 0)
-        _reap_orphans()
+        _, status = os.waitpid(waited, 0)  # the namespace parent ends as the student's process did
+        if not sandboxed:
+            _reap_orphans()
         _send(sock, {"exited": pid, "status": status})
 
 
