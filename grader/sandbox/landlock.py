@@ -124,8 +124,10 @@ def restrict_process(readable: list[str], writable: list[str]) -> bool:
                 if not os.path.isdir(path):
                     rights &= _FILE_RIGHTS
                 beneath = _PathBeneathAttr(allowed_access=rights & fs_rights, parent_fd=fd)
-                _LIBC.syscall(_SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
-                              ctypes.byref(beneath), ctypes.c_uint32(0))
+                if _LIBC.syscall(_SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
+                                 ctypes.byref(beneath), ctypes.c_uint32(0)) != 0:
+                    number = ctypes.get_errno()
+                    raise OSError(number, f"Landlock refused the rule for {path} ({os.strerror(number)})")
             finally:
                 os.close(fd)
         if _LIBC.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:

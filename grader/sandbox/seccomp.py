@@ -45,6 +45,11 @@ def _filter(arch: int, calls: dict[str, int], x86: bool) -> list[tuple[int, int,
     return program
 
 
+def supported() -> bool:
+    """Whether the filter exists for this machine's architecture."""
+    return platform.machine() in _SYSCALLS
+
+
 def install() -> bool:
     """Refuse this process (and its threads) new processes and programs; True if the filter is on."""
     machine = platform.machine()

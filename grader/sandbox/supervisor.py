@@ -74,12 +74,20 @@ class StudentProcess:
                              VALUE_MESSAGE_LIMIT + self.limits.output_limit_bytes)
         self.alive = True
         self.ended_how = ""
+        self.fault = ""  # what went wrong if it could not set itself up (from the zygote, never from it)
         self.notebook_deadline = time.monotonic() + self.limits.notebook_timeout
         self.counter = 0
 
     def wait_ready(self) -> dict:
+        """Wait until the process has set up its walls. One that could not, before any student code
+        ran, is a fault of the grading machine (``ZygoteFailed``: the notebook is not graded)."""
+        before = len(self.report.findings)
         message = self._next(time.monotonic() + STARTUP_TIMEOUT, None)
-        return message or {}
+        if message is None:
+            lines = self.fault.strip().splitlines()
+            why = lines[-1] if lines else "; ".join(self.report.findings[before:]) or self.ended_how
+            raise ZygoteFailed(f"the notebook's process could not set itself up, before any of its code ran ({why})")
+        return message
 
     def request(self, verb: str, payload: dict, label: str) -> dict | None:
         """Send one command (``run`` or ``probe``) and return its reply (None if none came)."""
@@ -159,8 +167,9 @@ class StudentProcess:
         except OSError:
             pass
         self.zygote.signal(self.pid, signal.SIGKILL)
-        try:  # how it ended, as its parent (the zygote) saw it: nothing the process itself wrote
-            return self.zygote.wait(self.pid)
+        try:  # how it ended, as a parent saw it: nothing the process itself wrote
+            status, self.fault = self.zygote.wait(self.pid)
+            return status
         except ZygoteFailed:
             return None
 

@@ -38,6 +38,7 @@ import sys
 import time
 
 from . import bubblewrap
+from .protocol import SETUP_FAULT
 
 _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
 _CLONE_NEWPID = 0x20000000
@@ -142,16 +143,17 @@ class Zygote:
             except (ProcessLookupError, PermissionError, OSError):
                 pass
 
-    def wait(self, pid: int, timeout: float = 30.0) -> int:
-        """The wait status of the student's process ``pid`` (after it ended or was killed), as the
-        zygote, its parent, saw it: the student's process cannot write this."""
+    def wait(self, pid: int, timeout: float = 30.0) -> tuple[int, str]:
+        """How the student's process ``pid`` ended (after it ended or was killed): its wait status,
+        as a parent saw it, and what went wrong if it could not set itself up (empty if nothing did).
+        The student's process can write neither: it has no way to either before its code runs."""
         reply, _ = self._receive(timeout)
         pidfd = self.pidfds.pop(pid, None)
         if pidfd is not None:
             os.close(pidfd)
         if reply.get("exited") != pid:
             raise ZygoteFailed(f"unexpected reply from the grading interpreter: {reply}")
-        return int(reply["status"])
+        return int(reply["status"]), str(reply.get("fault", ""))
 
     def _receive(self, timeout: float) -> tuple[dict, list[int]]:
         deadline = time.monotonic() + timeout
@@ -237,10 +239,6 @@ def _reap_orphans() -> None:
                 pass
 
 
-#: Exit code of a process that could not start a student's process (its reason is on the zygote's stderr).
-SETUP_FAULT = 70
-
-
 def _exit_as(status: int) -> None:
     """End this process exactly as the process whose wait ``status`` this is ended."""
     if os.WIFSIGNALED(status):
@@ -254,14 +252,21 @@ def _exit_as(status: int) -> None:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else SETUP_FAULT)
 
 
-def _run_student(run) -> None:
-    """In a freshly forked process: ``run()`` the student's process; never return."""
+def _run_student(run, fault_fd: int) -> None:
+    """In a freshly forked process: ``run()`` the student's process; never return.
+
+    ``run`` reports its own set-up faults on ``fault_fd`` and closes it before student code runs;
+    what escapes it later goes to its stderr (its own ``.c_output``), never to the replies channel."""
+    if not die_with_parent():
+        try:
+            os.write(fault_fd, f"cannot tie the notebook's process to its parent: {os.strerror(ctypes.get_errno())}"
+                     .encode())
+        finally:
+            os._exit(SETUP_FAULT)
     try:
-        if not die_with_parent():
-            raise _libc_failed("prctl", "cannot tie the notebook's process to its parent")
         run()
-    except BaseException:  # a fault of the grader itself, before student code ran (it is caught
-        import traceback   # there): on stderr, never on the replies channel
+    except BaseException:
+        import traceback
 
         try:
             os.write(2, traceback.format_exc()[-3000:].encode())
@@ -271,7 +276,7 @@ def _run_student(run) -> None:
         os._exit(SETUP_FAULT)
 
 
-def _namespace_parent(report: socket.socket, run, keep_from_student: list[int]) -> None:
+def _namespace_parent(report: socket.socket, run, fault_fd: int, keep_from_student: list[int]) -> None:
     """The namespace parent: a PID namespace for the student's process, whose pid and pidfd go to
     the zygote over ``report``; then wait for it and end as it ended. Never returns."""
     try:
@@ -283,7 +288,7 @@ def _namespace_parent(report: socket.socket, run, keep_from_student: list[int]) 
         pid = os.fork()
         if pid == 0:
             report.close()
-            _run_student(run)
+            _run_student(run, fault_fd)
         for fd in keep_from_student:  # the student's process holds its pipes alone: it ends, they close
             os.close(fd)
         pidfd = os.pidfd_open(pid)
@@ -301,7 +306,7 @@ def _namespace_parent(report: socket.socket, run, keep_from_student: list[int]) 
     _exit_as(status)
 
 
-def _spawn_in_own_namespace(sock, run, fds: list[int]) -> tuple[int, int, int]:
+def _spawn_in_own_namespace(sock, run, fault_fd: int, fds: list[int]) -> tuple[int, int, int]:
     """Fork a namespace parent that starts ``run`` as PID 1 of a new PID namespace.
 
     Returns (the namespace parent's pid, the student's process's pid, its pidfd); raises
@@ -318,7 +323,7 @@ def _spawn_in_own_namespace(sock, run, fds: list[int]) -> tuple[int, int, int]:
             ours.close()
             sock.close()
         finally:
-            _namespace_parent(theirs, run, fds)
+            _namespace_parent(theirs, run, fault_fd, fds)
     theirs.close()
     try:
         data, received, _, _ = socket.recv_fds(ours, 1 << 12, 1)
@@ -333,14 +338,14 @@ def _spawn_in_own_namespace(sock, run, fds: list[int]) -> tuple[int, int, int]:
     raise SpawnFailed(0, message.get("error") or "the notebook's namespace parent ended before it started it")
 
 
-def _spawn_here(run) -> tuple[int, int, int]:
+def _spawn_here(run, fault_fd: int) -> tuple[int, int, int]:
     """Fork ``run`` as a child of the zygote (outside the sandbox: no namespace of its own)."""
     try:
         pid = os.fork()
     except OSError as error:
         raise SpawnFailed(error.errno, f"cannot fork the notebook's process ({error.strerror})") from None
     if pid == 0:
-        _run_student(run)
+        _run_student(run, fault_fd)
     return pid, pid, os.pidfd_open(pid)
 
 
@@ -376,17 +381,24 @@ def main(sock_fd: int, preload: list[str], parent: int, sandboxed: bool = False)
             _send(sock, {"error": "malformed request"})
             continue
         commands, replies, scratch = fds
+        fault_read, fault_write = os.pipe()  # what went wrong while the process set itself up, if it did
+        fds.append(fault_write)
 
-        def run(commands=commands, replies=replies, scratch=scratch, policy=request["spawn"]):
+        def run(commands=commands, replies=replies, scratch=scratch, fault=fault_write, unused=fault_read,
+                policy=request["spawn"]):
             sock.close()
-            run_child(template, policy, commands, replies, scratch, sandboxed)
+            os.close(unused)
+            run_child(template, policy, commands, replies, scratch, sandboxed, fault)
 
         gc.collect()
         gc.freeze()  # objects shared with the child: the collector must not walk (and so copy) them
         try:
-            waited, pid, pidfd = _spawn_in_own_namespace(sock, run, fds) if sandboxed else _spawn_here(run)
+            if sandboxed:
+                waited, pid, pidfd = _spawn_in_own_namespace(sock, run, fault_write, fds)
+            else:
+                waited, pid, pidfd = _spawn_here(run, fault_write)
         except SpawnFailed as error:
-            for fd in fds:
+            for fd in (*fds, fault_read):
                 os.close(fd)
             _send(sock, {"error": error.strerror})
             continue
@@ -397,7 +409,19 @@ def main(sock_fd: int, preload: list[str], parent: int, sandboxed: bool = False)
         _, status = os.waitpid(waited, 0)  # the namespace parent ends as the student's process did
         if not sandboxed:
             _reap_orphans()
-        _send(sock, {"exited": pid, "status": status})
+        fault = _read_all(fault_read)
+        _send(sock, {"exited": pid, "status": status, **({"fault": fault} if fault else {})})
+
+
+def _read_all(fd: int, limit: int = 4000) -> str:
+    """What was written to a pipe whose writers are gone (at most ``limit`` bytes), and close it."""
+    os.set_blocking(fd, False)
+    try:
+        return os.read(fd, limit).decode(errors="replace")
+    except BlockingIOError:
+        return ""
+    finally:
+        os.close(fd)
 
 
 #: What the interpreter runs (``python -I -S -c BOOT``): the import folders are the allow-list's.
