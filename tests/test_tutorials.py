@@ -51,7 +51,7 @@ def test_every_extract_has_a_source_and_a_recording():
     for name, entry in ENTRIES.items():
         assert {"repository", "path", "commit", "kind"} <= entry.keys(), name
         assert re.fullmatch(r"[0-9a-f]{40}", entry["commit"]), name
-        for drop in entry.get("drop", []):
+        for drop in entry.get("drop", []) + entry.get("replace", []):
             assert drop["reason"], (name, drop)
     for name in SOURCES:  # (a "silent" page prints nothing but its plots: its recording is empty)
         assert (HERE / "extracts" / f"{name}.out").read_text().strip() or SOURCES[name].get("silent"), name
