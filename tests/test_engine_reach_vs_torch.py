@@ -295,3 +295,10 @@ def test_legacy_constructor_of_a_tensor_is_an_alias_of_it_like_torch():
         return t, r, y, x.grad, m.Tensor(m.arange(3)), m.Tensor(m.tensor([1.0, 2.0], dtype=m.float64)), m.Tensor(m.tensor(3.0))
 
     same(program)
+
+
+# --- x.cuda(i) on a machine without GPUs (d2l's use-gpu page: Z = X.cuda(1)) ---------------------------------
+@pytest.mark.parametrize("args, kwargs", [((), {}), ((0,), {}), ((1,), {}), ((), {"device": 1}), ((-1,), {}),
+                                          (("cuda:1",), {}), ((None,), {})], ids=str)
+def test_cuda_without_a_gpu_fails_like_torch(args, kwargs):
+    same(lambda m: m.ones(2).cuda(*args, **kwargs))
