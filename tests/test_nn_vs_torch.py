@@ -150,6 +150,26 @@ def test_a_parameter_is_a_leaf_that_requires_grad_and_prints_as_one():
     same(program)
 
 
+def test_a_parameter_is_of_its_own_class_and_what_is_made_of_it_is_a_tensor_like_torch():
+    import copy
+
+    def program(m):
+        m.manual_seed(0)
+        layer = m.nn.Linear(3, 2)
+        lazy = m.nn.LazyLinear(2)
+        before = repr(type(lazy.weight))
+        lazy(m.ones(1, 3))
+        w = layer.weight
+        y = (w * 2).sum()
+        y.backward()
+        return ([repr(type(t)) for t in (w, w * 2, w.data, w.detach(), w.clone(), w[0], y, w.grad, lazy.weight,
+                                         copy.deepcopy(w), m.nn.Parameter(m.ones(2)), m.nn.Parameter())],
+                before, str(type(layer.bias)), type(w).__name__, y, w.grad_fn, w.requires_grad_(False) is w,
+                isinstance(w, m.Tensor), isinstance(copy.deepcopy(w), m.nn.Parameter))
+
+    same(program)
+
+
 def test_zero_grad_train_eval_and_requires_grad_():
     def program(m):
         net = model(m)
