@@ -1,6 +1,6 @@
-"""PyTorch's autograd tutorials, d2l's preliminaries, linear and softmax regression sections,
-micrograd's tests and Justin Johnson's examples, run unchanged with the kit's engine in torch's
-place, print what PyTorch 2.13 printed.
+"""PyTorch's autograd tutorials and blitz, d2l's chapters 2-5 (both editions), micrograd's tests,
+Justin Johnson's examples, makemore parts 1-2 and NYU DLSP's first notebooks, run unchanged with
+the kit's engine in torch's place, print what PyTorch 2.13 printed.
 
 The code of each page is in ``tutorials/extracts/`` (verbatim; where it comes from, and every
 line dropped and why, in ``tutorials/sources.toml``); ``NAME.out`` is what PyTorch printed for it.

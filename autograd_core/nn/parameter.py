@@ -77,6 +77,10 @@ class UninitializedParameter(Parameter):
     def data(self):
         return Tensor._make(_NUMBERS.__get__(self))
 
+    @data.setter
+    def data(self, value):  # model.to(...), model.double() before the first call: the empty numbers converted
+        _NUMBERS.__set__(self, value._data)
+
     @property
     def shape(self):
         raise RuntimeError(

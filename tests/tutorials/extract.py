@@ -52,6 +52,7 @@ def d2l_cells(markdown, default_tab=None):
     cells = re.findall(r"^```\{\.python \.input[^}]*\}\n(.*?)^```", markdown, re.S | re.M)
     chosen = []
     for cell in cells:
+        cell = cell.lstrip("\n")  # (a cell may open with a blank line before its %%tab line)
         first, _, rest = cell.partition("\n")
         tabs = re.match(r"(?:%%tab|#@tab)\s+(.*)", first)
         if tabs and {"pytorch", "all"} & {t.strip() for t in tabs.group(1).split(",")}:
