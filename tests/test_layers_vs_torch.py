@@ -1,4 +1,4 @@
-"""Convolution, pooling and dropout against PyTorch's: values, gradients, second derivatives,
+"""Convolution, pooling, dropout and embedding against PyTorch's: values, gradients, second derivatives,
 graph nodes, module printing, initial weights (bit for bit after ``manual_seed``), dropout masks
 (bit for bit) and the errors for wrong shapes. Enough for LeNet in the 60-minute blitz and d2l."""
 import numpy as np
@@ -261,3 +261,48 @@ def test_conv_and_pool_gradients_match_finite_differences():
     assert autograd_core.autograd.gradcheck(
         lambda x, w: autograd_core.nn.functional.max_pool2d(
             autograd_core.nn.functional.conv2d(x, w, padding=1, stride=(1, 2)), 2, ceil_mode=True), (x, w))
+
+
+# -- embedding -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("padding_idx", [None, 1, -1], ids=str)
+@pytest.mark.parametrize("index_dtype", ["long", "int"])
+def test_embedding_lookup_gradients_and_printing_match_torch(padding_idx, index_dtype):
+    def program(m):
+        m.manual_seed(0)
+        table = m.nn.Embedding(5, 3, padding_idx=padding_idx)
+        ix = m.tensor([[1, 2], [2, 4]], dtype=getattr(m, index_dtype))
+        y = table(ix)
+        (y * y).sum().backward()
+        return repr(table), table.weight, y, table.weight.grad, table(m.tensor(2, dtype=getattr(m, index_dtype)))
+
+    same(program)
+
+
+def test_embedding_second_derivative_and_from_pretrained_match_torch():
+    def program(m):
+        w = m.tensor(IMAGES[0, 0, :4, :2].tolist(), dtype=m.float64, requires_grad=True)
+        out = m.nn.functional.embedding(m.tensor([0, 3, 3]), w)
+        (g,) = m.autograd.grad((out ** 3).sum(), w, create_graph=True)
+        (gg,) = m.autograd.grad(g.sum(), w)
+        frozen = m.nn.Embedding.from_pretrained(m.ones(2, 3))
+        return out, g.detach(), gg, repr(frozen), frozen.weight.requires_grad, frozen(m.tensor([1, 0])), \
+            m.nn.functional.embedding(m.tensor([], dtype=m.long), m.ones(3, 2))
+
+    same(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.nn.Embedding(5, 3)(m.tensor([1.0])),
+    lambda m: m.nn.Embedding(5, 3)(m.tensor([5])),
+    lambda m: m.nn.Embedding(5, 3)(m.tensor([-1])),
+    lambda m: m.nn.Embedding(5, 3)(m.tensor([1], dtype=m.int16)),
+    lambda m: m.nn.Embedding(5, 3, padding_idx=5),
+    lambda m: m.nn.Embedding(5, 3, padding_idx=-6),
+    lambda m: m.nn.functional.embedding(m.tensor([1]), m.ones(3)),
+    lambda m: m.nn.Embedding.from_pretrained(m.ones(3)),
+    lambda m: m.nn.Embedding(2, 3, _weight=m.ones(3, 3)),
+    lambda m: m.nn.Embedding(5, 3)([1]),
+])
+def test_embedding_errors_match_torch(call):
+    same(call)
