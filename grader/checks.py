@@ -24,7 +24,7 @@ import numpy as np
 from .sandbox.values import Opaque, StudentException, plain
 
 __all__ = ["student", "student_batch", "check", "check_close", "describe", "Opaque", "StudentException",
-           "StudentCodeError", "NoAnswer"]
+           "StudentCodeError", "NoAnswer", "backward_calls", "with_grad_fn", "first_wrong_node"]
 
 
 class StudentCodeError(Exception):
@@ -161,3 +161,87 @@ def check_close(what, got, expected, inp, rtol=1e-6, atol=1e-9):
         gap = float(np.max(np.abs(values - expected))) if values.size else 0.0
         check(False, what, describe(expected),
               f"{describe(array)} (off by up to {gap:.3g}; allowed: rtol={rtol}, atol={atol})", inp)
+
+
+def backward_calls(torch, call):
+    """``(call()'s value, the backward calls it made)``, recorded in the student's process.
+
+    A method check for a task whose wording asks for a way of computing (one ``y``, two backward
+    calls on it; ``backward`` on a non-scalar ``y`` with a gradient): each call made through
+    ``Tensor.backward`` or ``torch.autograd.backward`` is ``(output, shape, gradient shape)``,
+    outputs numbered in the order first seen (the same ``y`` twice gives 0, 0; a ``y`` built twice
+    gives 0, 1) and the gradient shape ``None`` where none was given. It runs beside the student's
+    code, which could change anything here: it catches honest mistakes only, and points still rest
+    on the values the trusted test checks.
+    """
+    calls, outputs, inside = [], [], [False]
+    tensor_backward, autograd_backward = torch.Tensor.backward, torch.autograd.backward
+
+    def note(output, gradient):
+        number = next((i for i, seen in enumerate(outputs) if seen is output), None)
+        if number is None:
+            outputs.append(output)
+            number = len(outputs) - 1
+        shape = None if gradient is None else tuple(getattr(gradient, "shape", np.shape(gradient)))
+        calls.append((number, tuple(output.shape), shape))
+
+    def recorded(run, note_call):
+        def spy(*args, **kwargs):
+            if not inside[0]:  # PyTorch's Tensor.backward calls torch.autograd.backward: one call
+                note_call(*args, **kwargs)
+            inside[0], was = True, inside[0]
+            try:
+                return run(*args, **kwargs)
+            finally:
+                inside[0] = was
+        return spy
+
+    def tensor_call(self, gradient=None, *args, **kwargs):
+        note(self, gradient)
+
+    def autograd_call(tensors, grad_tensors=None, *args, **kwargs):
+        many = isinstance(tensors, (list, tuple))
+        grads = grad_tensors if many and isinstance(grad_tensors, (list, tuple)) else [grad_tensors]
+        for i, output in enumerate(tensors if many else [tensors]):
+            note(output, grads[i] if i < len(grads) else None)
+
+    torch.Tensor.backward = recorded(tensor_backward, tensor_call)
+    torch.autograd.backward = recorded(autograd_backward, autograd_call)
+    try:
+        value = call()
+    finally:
+        torch.Tensor.backward, torch.autograd.backward = tensor_backward, autograd_backward
+    return value, calls
+
+
+def with_grad_fn(value):
+    """``(value, the name of the operation the engine recorded as producing it)``, in the student's process.
+
+    The name is ``None`` for a leaf, a gradient (``a.grad``, ``torch.autograd.grad``'s result) or
+    anything that is not a tensor, and e.g. ``'DivBackward0'`` for ``f(a) / a``: a method check
+    for honest mistakes, like ``backward_calls``.
+    """
+    grad_fn = getattr(value, "grad_fn", None)
+    return value, None if grad_fn is None else type(grad_fn).__name__
+
+
+def first_wrong_node(nodes, rtol=1e-6, atol=1e-9):
+    """The first node whose gradient differs from the reference's, or ``None`` if none does.
+
+    ``nodes`` is ``[(label, expected, got), ...]`` in topological order from the output: the
+    gradient the reference computed for each node and the one the student's backward pass sent it
+    (``None``: none reached it, taken as 0). Returns ``(label, expected, got)`` as texts, with the
+    shapes where they differ, for a message like "the gradient reaching `x * y` is wrong: expected
+    0.5, got 1.0". Runs in the grader's process, on values the student's process returned.
+    """
+    for label, expected, got in nodes:
+        want = np.asarray(expected, dtype=float)
+        try:
+            have = np.asarray(0.0 if got is None else got, dtype=float)
+        except (TypeError, ValueError):
+            return label, describe(want), f"{got!r} (not a number or array)"
+        if have.shape != want.shape:
+            return label, f"shape {want.shape}", f"shape {have.shape}"
+        if not np.allclose(have, want, rtol=rtol, atol=atol):
+            return label, describe(want), "no gradient" if got is None else describe(have)
+    return None
