@@ -24,7 +24,7 @@ import numpy as np
 from .sandbox.values import Opaque, StudentException, plain
 
 __all__ = ["student", "student_batch", "check", "check_close", "describe", "Opaque", "StudentException",
-           "StudentCodeError", "NoAnswer", "backward_calls", "with_grad_fn", "first_wrong_node"]
+           "StudentCodeError", "NoAnswer", "backward_calls", "with_grad_fn", "gradients_by_node", "first_wrong_node"]
 
 
 class StudentCodeError(Exception):
@@ -225,6 +225,36 @@ def with_grad_fn(value):
     return value, None if grad_fn is None else type(grad_fn).__name__
 
 
+def gradients_by_node(root, parents, backward):
+    """``(the nodes in topological order from root, {id(node): the gradient reaching it})``: a reference pass.
+
+    ``parents(node)`` lists a node's inputs (one may be listed twice, as in ``a * a``) and
+    ``backward(node, grad)`` returns one gradient per input. A node runs once every node that uses
+    it has run (Kahn's algorithm, no recursion), so its gradient is complete; the root's is 1.0.
+    The grader runs it on its own copy of a graph, to say which node a student's pass got wrong.
+    """
+    nodes, users = [root], {id(root): 0}
+    for node in nodes:
+        for parent in parents(node):
+            if id(parent) not in users:
+                users[id(parent)] = 0
+                nodes.append(parent)
+            users[id(parent)] += 1
+    grads, order, ready = {id(root): 1.0}, [], [root]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        inputs = list(parents(node))
+        if not inputs:
+            continue
+        for parent, grad in zip(inputs, backward(node, grads[id(node)])):
+            grads[id(parent)] = grads.get(id(parent), 0.0) + grad
+            users[id(parent)] -= 1
+            if users[id(parent)] == 0:
+                ready.append(parent)
+    return order, grads
+
+
 def first_wrong_node(nodes, rtol=1e-6, atol=1e-9):
     """The first node whose gradient differs from the reference's, or ``None`` if none does.
 
@@ -243,5 +273,10 @@ def first_wrong_node(nodes, rtol=1e-6, atol=1e-9):
         if have.shape != want.shape:
             return label, f"shape {want.shape}", f"shape {have.shape}"
         if not np.allclose(have, want, rtol=rtol, atol=atol):
-            return label, describe(want), "no gradient" if got is None else describe(have)
+            return label, _number(want), "no gradient" if got is None else _number(have)
     return None
+
+
+def _number(array: np.ndarray) -> str:
+    """A number as Python prints it (``1.0``, not NumPy's ``1.``); an array as ``describe`` does."""
+    return repr(array.item()) if array.ndim == 0 else describe(array)
