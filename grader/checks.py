@@ -267,7 +267,7 @@ def first_wrong_node(nodes, rtol=1e-6, atol=1e-9):
     for label, expected, got in nodes:
         want = np.asarray(expected, dtype=float)
         try:
-            have = np.asarray(0.0 if got is None else got, dtype=float)
+            have = np.zeros_like(want) if got is None else np.asarray(got, dtype=float)
         except (TypeError, ValueError):
             return label, describe(want), f"{got!r} (not a number or array)"
         if have.shape != want.shape:

@@ -170,11 +170,13 @@ class HideHiddenTests(ClearHiddenTests):
     in a kernel (plain nbgrader) may quote its hidden part anywhere in its error: only its name stays.
     """
 
-    def preprocess_cell(self, cell, resources, cell_index):
-        from .sandbox.trusted_tests import is_trusted_test
+    #: Whether a test cell's source is a trusted test: set by the feedback step to the sandbox's own
+    #: ``is_trusted_test`` (a layer above this module); by default no cell is.
+    is_trusted_test = staticmethod(lambda source: False)
 
+    def preprocess_cell(self, cell, resources, cell_index):
         had_hidden = self.begin_test_delimeter in cell.source
-        trusted = had_hidden and cell.cell_type == "code" and is_trusted_test(cell.source)
+        trusted = had_hidden and cell.cell_type == "code" and self.is_trusted_test(cell.source)
         cell, resources = super().preprocess_cell(cell, resources, cell_index)
         if had_hidden and cell.cell_type == "code":
             for output in cell.get("outputs", []):

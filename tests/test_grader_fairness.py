@@ -417,7 +417,8 @@ def test_a_hidden_graph_shows_the_student_the_count_only(course):
     # on the hidden graphs of test_backward_values, the instructor's report names the node and no value
     reasons = json.loads((course / "reports" / f"{PS2}.json").read_text())[STUDENTS[PS2][k]]["reasons"]
     named = [r for r in reasons if "'test_backward_values'" in r and "the gradient reaching" in r]
-    assert named and all("expected another gradient, got this one, for input a hidden graph" in r for r in named), reasons
+    assert named and all("expected the reference pass's, got another (the values of a hidden graph are not shown), "
+                                  "for input a hidden graph" in r for r in named), reasons
 
 
 # ---- feedback ---------------------------------------------------------------------------------------
@@ -440,3 +441,37 @@ def test_a_visible_check_that_fails_in_a_hidden_test_cell_shows_its_message(cour
     page = _feedback(course, "s3")
     assert "hidden checks passed" in page
     assert "BEGIN HIDDEN" not in page and "x * torch.sin(x)" not in page and "_cases" not in page
+
+
+# ---- the comparison itself, in the grader's process ---------------------------------------------------
+def test_first_wrong_node_names_the_first_difference_from_the_root_with_shapes_where_they_differ():
+    import numpy as np
+
+    from grader.checks import first_wrong_node
+
+    right = [("y = h.sum()", 1.0, 1.0), ("h = x * w", np.ones(3), np.ones(3)), ("x", np.arange(3.0), np.arange(3.0))]
+    assert first_wrong_node(right) is None
+    assert first_wrong_node([right[0], ("h = x * w", np.ones(3), np.ones((1, 3))), right[2]]) == \
+        ("h = x * w", "shape (3,)", "shape (1, 3)")
+    assert first_wrong_node([right[0], right[1], ("x", np.arange(3.0), None)]) == ("x", "[0., 1., 2.]", "no gradient")
+    assert first_wrong_node([("zero", 0.0, None)]) is None  # nothing reached it, and nothing should have
+    assert first_wrong_node([("a", 1.0, 2.0), ("b", 1.0, 3.0)]) == ("a", "1.0", "2.0")
+
+
+def test_the_reference_pass_adds_every_path_and_walks_deep_graphs_without_recursion():
+    from grader.checks import gradients_by_node
+
+    class Node:
+        def __init__(self, *parents, local=()):
+            self.parents, self.local = parents, local
+
+    x = Node()
+    s = Node(x, x, local=(2.0, 3.0))           # s = 2x + 3x
+    root = Node(s, x, local=(10.0, 1.0))       # root = 10 s + x
+    order, grads = gradients_by_node(root, lambda n: n.parents, lambda n, g: [g * d for d in n.local])
+    assert order == [root, s, x] and grads[id(s)] == 10.0 and grads[id(x)] == 51.0
+    chain = x
+    for _ in range(5000):
+        chain = Node(chain, local=(1.0,))
+    order, grads = gradients_by_node(chain, lambda n: n.parents, lambda n, g: [g * d for d in n.local])
+    assert len(order) == 5001 and grads[id(x)] == 1.0
