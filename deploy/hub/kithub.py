@@ -88,6 +88,7 @@ class ClassSpec:
     python: str = os.path.normpath(os.path.abspath(sys.executable))  # the environment the hub, the servers and kitgrade run in
     lessons: str = str(ROOT / "notebooks")       # the originals, copied into the state folder at set-up
     exercises: str = str(ROOT / "exercises")     # copied into each grader's home at set-up
+    logins: dict = field(default_factory=dict)   # university logins (LTI 1.3 or OIDC): deploy/hub/logins.py; none: PAM
 
     # ---- layout ------------------------------------------------------
     @property
