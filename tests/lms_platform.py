@@ -17,7 +17,8 @@ It plays what Canvas or Moodle (and a university's sign-in) do towards the hub, 
 What a misbehaving or attacking platform sends, a launch asks for with ``&tamper=``:
 ``foreign-key`` (signed with another RSA key under the platform's key id), ``expired`` (issued and
 expired two hours ago), ``wrong-audience`` (issued for another tool), ``replay`` (the person's
-previous id_token again, whose nonce belongs to an earlier login).
+previous id_token again, whose nonce belongs to an earlier login), ``as-instructor`` (the LMS gives the
+person the course's instructor role, whatever their role is).
 """
 from __future__ import annotations
 
@@ -101,7 +102,8 @@ class Platform:
             f"{LTI}/message_type": "LtiResourceLinkRequest", f"{LTI}/version": "1.3.0",
             f"{LTI}/deployment_id": self.deployment_id, f"{LTI}/target_link_uri": target,
             f"{LTI}/resource_link": {"id": f"{context}-hub-link", "title": "JupyterHub"},
-            f"{LTI}/roles": [ROLES[self.roles[(email, context)]]] if (email, context) in self.roles else [],
+            f"{LTI}/roles": ([ROLES["Instructor"]] if tamper == "as-instructor" else
+                             [ROLES[self.roles[(email, context)]]] if (email, context) in self.roles else []),
             f"{LTI}/context": {"id": context, "label": context.upper(), "title": f"Course {context}"},
             f"{AGS}/claim/endpoint": {"lineitems": f"{self.url}/ags/{context}/lineitems",
                                       "scope": [f"{AGS}/scope/lineitem", f"{AGS}/scope/score"]},

@@ -10,6 +10,7 @@ Chromium, a launch follows the LMS's auto-submitting forms as a student's browse
 * a student of the roster launches from the LMS's course and lands in JupyterLab on their server,
   in the course's student group; the instructor lands in the course's grader service, in its
   instructor group; someone the LMS knows but the class file does not is refused with a sentence;
+* a launch in which the LMS makes a student of the class file its instructor is refused;
 * a token signed with another key, an expired one, one issued for another tool, and a replayed
   one (its nonce from an earlier login) are each refused;
 * ``lti_grades.py send`` posts each student's score from the course's gradebook to the LMS's
@@ -217,6 +218,21 @@ def test_someone_of_the_lms_who_is_not_on_the_roster_is_refused_with_a_reason(hu
         assert db.execute("SELECT count(*) FROM users WHERE name LIKE '%mallory%'").fetchone() == (0,)
 
 
+def test_a_launch_from_an_lms_course_the_hub_does_not_serve_names_it_for_the_administrator(hubs, platform, page, artifacts):
+    hubs.serve("lti13")
+    platform.roles[("alice@uni.example", "ml200-lms")] = "Learner"
+    text = refusal(page, platform.launch_url("ml200-lms", "alice@uni.example"), artifacts / "lti-unknown-course.png")
+    assert "This hub serves no course for the LMS's course 'Course ml200-lms' (context id 'ml200-lms'" in text, text
+
+
+def test_the_lms_cannot_make_a_student_of_the_class_file_an_instructor(hubs, platform, page, artifacts):
+    spec = hubs.serve("lti13")
+    text = refusal(page, platform.launch_url(LMS_COURSE, "bob@uni.example", tamper="as-instructor"),
+                   artifacts / "lti-student-as-instructor.png")
+    assert "launched you (bob@uni.example) into ad101 as instructor, but the class lists you as student" in text, text
+    assert "formgrade-ad101" not in groups_of(spec, spec.names["bob"])
+
+
 @pytest.mark.parametrize("tamper, reason", [
     ("foreign-key", "Signature verification failed"),
     ("expired", "Signature has expired"),
@@ -274,6 +290,8 @@ def test_grades_go_back_to_the_lms_through_assignment_and_grade_services(hubs, p
     assert key.returncode == 0, key.stderr
     public = json.loads(key.stdout)
     assert public["kty"] == "RSA" and "d" not in public  # the public half only
+    pem = lti_grades(spec, "key", "--format", "pem")  # the same key, for Moodle's "RSA key" field
+    assert pem.stdout.startswith("-----BEGIN PUBLIC KEY-----") and json.loads(lti_grades(spec, "key").stdout) == public
     assert (spec.root / "hub" / "lti_tool_key.pem").stat().st_mode & 0o077 == 0
 
     platform.tool_public_key = {**public, "n": platform.jwks()["keys"][0]["n"]}  # the LMS holds another key

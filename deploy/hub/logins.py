@@ -141,8 +141,8 @@ class KitLTI13Authenticator(LTI13Authenticator):
         context = claims.get(CONTEXT_CLAIM) or {}
         course_id = self.courses.get(str(context.get("id")))
         if course_id is None:
-            raise refused(f"This hub serves no course for the LMS's course {context.get('title') or context.get('id')!r}; "
-                          "ask your instructor which link opens the hub.")
+            raise refused(f"This hub serves no course for the LMS's course {context.get('title')!r} (context id "
+                          f"{context.get('id')!r}; the hub's administrator maps it in class.json).")
         said, listed = lms_role(claims.get(ROLES_CLAIM, [])), roster.role(account, course_id)
         if listed is None:
             raise refused(f"You ({identity}) are not on the roster of {course_id} on this hub; ask your instructor to add you.")

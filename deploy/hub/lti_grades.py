@@ -1,6 +1,6 @@
 """Grades back to the LMS through LTI Assignment and Grade Services (AGS), for a class that logs in with LTI 1.3.
 
-    sudo python deploy/hub/lti_grades.py key --state DIR                      # the tool's public key, to register in the LMS
+    sudo python deploy/hub/lti_grades.py key --state DIR [--format pem]       # the tool's public key, to register in the LMS
     sudo python deploy/hub/lti_grades.py send --state DIR ad101 ps1_autograd_basics   # each student's score to the LMS
 
 ``send`` reads each student's score of the assignment from the course's gradebook (nbgrader's, as
@@ -90,6 +90,13 @@ def public_jwk(key) -> dict:
     canonical = json.dumps({k: jwk[k] for k in ("e", "kty", "n")}, separators=(",", ":"), sort_keys=True)
     kid = base64.urlsafe_b64encode(hashlib.sha256(canonical.encode()).digest()).rstrip(b"=").decode()
     return {**jwk, "kid": kid, "alg": "RS256", "use": "sig"}
+
+
+def public_pem(key) -> str:
+    from cryptography.hazmat.primitives import serialization
+
+    return key.public_key().public_bytes(serialization.Encoding.PEM,
+                                         serialization.PublicFormat.SubjectPublicKeyInfo).decode().strip()
 
 
 # ---- AGS -----------------------------------------------------------------------------------------------
@@ -209,12 +216,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["key", "send"])
     parser.add_argument("course", nargs="?")
     parser.add_argument("assignment", nargs="?")
+    parser.add_argument("--format", choices=["jwk", "pem"], default="jwk",
+                        help="key: the public key as a JWK (Canvas) or in PEM (Moodle's \"RSA key\")")
     parser.add_argument("--state", default=str(kithub.DEFAULT_STATE), help=f"the class's folder (default {kithub.DEFAULT_STATE})")
     args = parser.parse_args(argv)
     try:
         spec = kithub.ClassSpec.load(Path(args.state).resolve())
         if args.command == "key":
-            print(json.dumps(public_jwk(tool_key(spec, create=True)), indent=1))
+            key = tool_key(spec, create=True)
+            print(json.dumps(public_jwk(key), indent=1) if args.format == "jwk" else public_pem(key), end="\n")
             return 0
         if not args.course or not args.assignment:
             parser.error("send needs the course and the assignment: lti_grades.py send --state DIR ad101 ps1_autograd_basics")
