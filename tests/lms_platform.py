@@ -59,6 +59,7 @@ class Platform:
         self.people: dict[str, dict] = {}    # email -> {"sub", "name"}
         self.roles: dict[tuple[str, str], str] = {}  # (email, context) -> "Learner" / "Instructor"
         self.issued: dict[str, str] = {}     # email -> their last id_token
+        self.posted: dict[str, tuple[str, dict]] = {}  # email -> (tool's callback, the form it last posted there)
         self.codes: dict[str, str] = {}      # OIDC code -> email
         self.access: dict[str, dict] = {}    # bearer token -> {"email"} (OIDC) or {"scopes"} (AGS)
         self.lineitems: dict[str, list[dict]] = {}   # context -> line items
@@ -235,7 +236,8 @@ def _handler_for(platform: Platform):
             hint = json.loads(query.get("lti_message_hint") or "{}")
             token = platform.id_token(query["login_hint"], hint.get("context", ""), query["nonce"], hint.get("tamper", ""),
                                       hint.get("target", ""))
-            return self._send(200, _auto_submit(query["redirect_uri"], {"id_token": token, "state": query["state"]}))
+            platform.posted[query["login_hint"]] = (query["redirect_uri"], {"id_token": token, "state": query["state"]})
+            return self._send(200, _auto_submit(*platform.posted[query["login_hint"]]))
 
         # ---- LTI Assignment and Grade Services ----
         def _lineitems(self, context: str, new: dict | None):

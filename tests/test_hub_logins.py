@@ -12,18 +12,21 @@ Chromium, a launch follows the LMS's auto-submitting forms as a student's browse
   instructor group; someone the LMS knows but the class file does not is refused with a sentence;
 * a launch in which the LMS makes a student of the class file its instructor is refused;
 * a token signed with another key, an expired one, one issued for another tool, and a replayed
-  one (its nonce from an earlier login) are each refused;
+  one (its nonce from an earlier login) are each refused, and so is a launch copied and posted
+  again from another browser;
 * ``lti_grades.py send`` posts each student's score from the course's gradebook to the LMS's
   column through LTI Assignment and Grade Services, with a token granted for the tool's key; the
   LMS records the scores;
 * with OpenID Connect, a student signs in on the university's page and lands on their server; a
   stranger is refused.
 
-Needs root (accounts), ``make hub-env``, Chromium and Playwright; without them the tests skip,
+The tests run in the order written and build on each other (the grades need the launches
+above), as tests/test_hub.py's do. Needs root (accounts), ``make hub-env``, Chromium and Playwright; without them the tests skip,
 except in CI (``CI=true``), where they fail.
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import pwd
@@ -36,6 +39,8 @@ import time
 from pathlib import Path
 
 import pytest
+import requests
+from cryptography.hazmat.primitives import serialization
 
 from browser_support import artifacts_folder, free_port, launch_chromium, unavailable
 from conftest import ROOT
@@ -191,6 +196,23 @@ def test_a_student_of_the_roster_launches_from_the_lms_into_their_own_server(hub
     assert platform.refusals == []
 
 
+def test_what_kithub_start_prints_says_how_each_person_logs_in(hubs):
+    spec = hubs.serve("lti13")
+    printed = kithub.logins(spec)  # a class on the university's logins has no password of the hub
+    assert f"  student     {spec.names['alice']:<12} logs in with lti13" in printed and "password" not in printed, printed
+
+
+def test_a_launch_posted_again_by_someone_else_is_refused(hubs, platform):
+    """Whoever copies a student's launch (the id_token and state the LMS posted) and posts it from
+    their own browser lacks the state and nonce cookies of the login it belongs to."""
+    hubs.serve("lti13")
+    callback, form = platform.posted["alice@uni.example"]
+    response = requests.post(callback, data=form, allow_redirects=False, timeout=60)
+    assert response.status_code == 403 and "The launch from the LMS was refused (OAuth state missing from cookies)" \
+        in " ".join(response.text.split()), response.text[-2000:]
+    assert "jupyterhub-hub-login" not in response.headers.get("Set-Cookie", "")  # no login cookie for them
+
+
 def test_the_instructor_launches_into_the_courses_grader_service_in_the_instructors_group(hubs, platform, page, artifacts):
     spec = hubs.serve("lti13")
     teach = spec.names["teach"]
@@ -279,6 +301,7 @@ def lti_grades(spec, *args: str) -> subprocess.CompletedProcess:
 def test_grades_go_back_to_the_lms_through_assignment_and_grade_services(hubs, platform):
     spec = hubs.serve("lti13")
     alice, bob, carol = spec.names["alice"], spec.names["bob"], spec.names["carol"]
+    assert {"alice@uni.example", "bob@uni.example"} <= set(platform.posted), "alice's and bob's launches above run first"
     course = spec.course("ad101")
     made = run_as(spec, course.grader, str(spec.python), "-c", GRADEBOOK.format(assignment=PS1),
                   f"{alice}=7", f"{bob}=3", f"{carol}=5", cwd=str(course.directory(spec)))
@@ -291,7 +314,8 @@ def test_grades_go_back_to_the_lms_through_assignment_and_grade_services(hubs, p
     public = json.loads(key.stdout)
     assert public["kty"] == "RSA" and "d" not in public  # the public half only
     pem = lti_grades(spec, "key", "--format", "pem")  # the same key, for Moodle's "RSA key" field
-    assert pem.stdout.startswith("-----BEGIN PUBLIC KEY-----") and json.loads(lti_grades(spec, "key").stdout) == public
+    assert serialization.load_pem_public_key(pem.stdout.encode()).public_numbers().n == \
+        int.from_bytes(base64.urlsafe_b64decode(public["n"] + "=="), "big"), pem.stdout
     assert (spec.root / "hub" / "lti_tool_key.pem").stat().st_mode & 0o077 == 0
 
     platform.tool_public_key = {**public, "n": platform.jwks()["keys"][0]["n"]}  # the LMS holds another key

@@ -160,8 +160,8 @@ def send(spec, course_id: str, assignment: str, log=print) -> dict[str, str]:
     if not record.get("lineitems"):
         raise PassbackError(f"no launch into {course_id} has carried the LMS's grade service yet: enable \"Assignment "
                             "and Grade Services\" for the tool in the LMS and open the hub once from the course")
-    scores = scores_of(spec, course, assignment)
     key = tool_key(spec)
+    scores = scores_of(spec, course, assignment)
     token = access_token(settings, key, [LINEITEM_SCOPE, SCORE_SCOPE])
     session = requests.Session()
     session.headers["Authorization"] = f"Bearer {token}"
