@@ -1,4 +1,4 @@
-"""A small LMS for the login tests, on 127.0.0.1: an LTI 1.3 platform and an OpenID Connect provider.
+"""A small LMS for the login tests, on 127.0.0.1 (as ``localhost``): an LTI 1.3 platform and an OpenID provider.
 
 It plays what Canvas or Moodle (and a university's sign-in) do towards the hub, no more:
 
@@ -45,7 +45,9 @@ class Platform:
     """The LMS: its people (email -> sub, name), course roles, the registered tool, what it recorded."""
 
     def __init__(self, port: int, tool_login_url: str = "", client_id: str = "kit-hub-tool"):
-        self.url = f"http://127.0.0.1:{port}"
+        # listening on 127.0.0.1, named "localhost": another site than the hub's 127.0.0.1, as an LMS is
+        # (the browser then treats the launch's posts as cross-site, with what that means for cookies)
+        self.url = f"http://localhost:{port}"
         self.port = port
         self.client_id = client_id
         self.deployment_id = "deployment-1"
