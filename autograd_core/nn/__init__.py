@@ -9,6 +9,7 @@
     pooling.py     MaxPool2d, AvgPool2d, AdaptiveAvgPool2d and their functions
     dropout.py     Dropout, F.dropout (PyTorch's masks)
     embedding.py   Embedding, F.embedding (a table of vectors looked up by index)
+    batchnorm.py   BatchNorm1d, BatchNorm2d, F.batch_norm
     lazy.py        LazyModuleMixin: a module that takes its parameters' shapes from its first input
     loss.py        MSELoss, CrossEntropyLoss, BCEWithLogitsLoss, ...
     functional.py  the same as functions: F.linear, F.mse_loss, F.cross_entropy, ...
@@ -17,6 +18,7 @@
     parallel.py    DataParallel (no GPUs here: it runs the module)
 """
 from . import functional, init
+from .batchnorm import BatchNorm1d, BatchNorm2d
 from .container import Sequential
 from .conv import Conv2d, LazyConv2d
 from .dropout import Dropout
