@@ -105,7 +105,7 @@ def _record(node, a, b):
         signature = (a._output_nr, a._data.shape)
     else:
         first, signature = None, (None, a._data.shape)
-    if type(b) is not float and type(b) is not int and isinstance(b, Tensor):  # (a number first: see ops._is_tensor)
+    if type(b) is not float and type(b) is not int and isinstance(b, Tensor):  # (a number first: isinstance is slow for one)
         if b._requires_grad:
             second = b._grad_fn if b._grad_fn is not None else accumulator_of(b)
             signature += (b._output_nr, b._data.shape)
