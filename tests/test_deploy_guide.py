@@ -59,7 +59,7 @@ IN_CI_NEEDS = "CI must run the guide's test (.ci/run runs as root; `make test` b
 UNITS = ["jupyterhub.service", "jupyterhub-idle-culler.service", "autograd-kit-backup.service", "autograd-kit-backup.timer"]
 SITE_SETTINGS = ["10-https.py", "20-admins.py", "30-idle-culler.py"]  # into the served hub's jupyterhub_config.d
 SHELL = ["config-dir", "idle-culler-token", "backup", "restore"]
-RUN = {*UNITS, *SITE_SETTINGS, *SHELL, "40-limits.py", "z2jh-values.yaml"}
+RUN = {*UNITS, *SITE_SETTINGS, *SHELL, "40-limits.py", "z2jh-values.yaml", "class.json"}
 
 BLOCK = re.compile(r"^```(\w+) guide=(\S+)\n(.*?)^```$", re.M | re.S)
 
@@ -120,6 +120,15 @@ def test_the_systemd_units_pass_systemd_analyze_verify(tmp_path):
     # the control: a misspelt key is reported (systemd only warns, so the test reads its output)
     (tmp_path / "misspelt.service").write_text(here(blocks["jupyterhub.service"], places).replace("RestartSec", "RestartSek"))
     assert "Unknown key 'RestartSek'" in _verify(tmp_path, ["misspelt.service"]).stderr
+
+
+def test_the_guides_class_file_is_read_as_it_stands(tmp_path):
+    (tmp_path / kithub.CLASS_FILE).write_text(guide_blocks()["class.json"])
+    spec = kithub.ClassSpec.load(tmp_path)
+    [course] = spec.courses
+    assert (spec.hub_port, course.course_id, course.late_penalty, course.extensions) == \
+        (443, "ad101", "zero", {"ps1_autograd_basics": {"s1002": 48}})
+    assert set(course.due) == set(course.assignments) and spec.passwords == {}
 
 
 def _schema_validator():
