@@ -27,6 +27,7 @@ class Student:
         self.http = requests.Session()
         self.token: str | None = None
         self.timings: list[tuple[str, float]] = []
+        self.reconnects = 0  # kernel websockets the server closed and the student opened again
 
     @property
     def base(self) -> str:
@@ -99,28 +100,42 @@ class Student:
         url = f"{self.base.replace('http', 'ws', 1)}/api/kernels/{kernel}/channels"
         sslopt = {"ca_certs": self.cafile} if self.cafile else {}
         started = time.monotonic()
-        socket = websocket.create_connection(url, header=[f"Authorization: token {self.token}"], timeout=timeout,
-                                             sslopt=sslopt)
-        replies = []
+        replies: list[dict] = []
+        socket = None
         try:
-            for code in cells:
-                msg_id = uuid.uuid4().hex
-                socket.send(json.dumps({
-                    "header": {"msg_id": msg_id, "msg_type": "execute_request", "username": self.name,
-                               "session": uuid.uuid4().hex, "version": "5.3", "date": ""},
-                    "parent_header": {}, "metadata": {}, "channel": "shell",
-                    "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {},
-                                "allow_stdin": False, "stop_on_error": True}}))
-                while True:
-                    message = json.loads(socket.recv())
-                    if message.get("parent_header", {}).get("msg_id") == msg_id and message["msg_type"] == "execute_reply":
-                        replies.append(message["content"])
-                        break
+            while len(replies) < len(cells):
+                try:
+                    if socket is None:
+                        socket = websocket.create_connection(url, header=[f"Authorization: token {self.token}"],
+                                                             timeout=timeout, sslopt=sslopt)
+                    replies.append(self._execute(socket, cells[len(replies)]))
+                except (websocket.WebSocketConnectionClosedException, ConnectionError) as lost:
+                    # the server closed the kernel's websocket (a kernel slow to answer under load):
+                    # JupyterLab connects again, and so does the student; the cell is sent again
+                    self.reconnects += 1
+                    socket = None
+                    if self.reconnects > 3 or time.monotonic() - started > timeout:
+                        raise HubError(f"{self.name}: the kernel's websocket was lost {self.reconnects} times") from lost
+                    time.sleep(1)
         finally:
-            socket.close()
+            if socket is not None:
+                socket.close()
             self.timings.append(("run cells", time.monotonic() - started))
             self.request("stop kernel", "DELETE", f"{self.base}/api/sessions/{session['id']}", expect=(204,))
         return replies
+
+    def _execute(self, socket, code: str) -> dict:
+        msg_id = uuid.uuid4().hex
+        socket.send(json.dumps({
+            "header": {"msg_id": msg_id, "msg_type": "execute_request", "username": self.name,
+                       "session": uuid.uuid4().hex, "version": "5.3", "date": ""},
+            "parent_header": {}, "metadata": {}, "channel": "shell",
+            "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {},
+                        "allow_stdin": False, "stop_on_error": True}}))
+        while True:
+            message = json.loads(socket.recv())
+            if message.get("parent_header", {}).get("msg_id") == msg_id and message["msg_type"] == "execute_reply":
+                return message["content"]
 
     def nbgrader(self, action: str, course: str, assignment: str, refused: bool = False):
         """nbgrader's Assignments panel: ``fetch``, ``submit`` or ``fetch_feedback``; the list it shows after

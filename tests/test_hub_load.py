@@ -83,7 +83,10 @@ def crowd():
             shutil.rmtree(state, ignore_errors=True)
         for backup in state.parent.glob(f"{state.name}.backup-*"):
             shutil.rmtree(backup)
-        Path(server.log_path).unlink(missing_ok=True)
+        if Path(server.log_path).exists():  # the hub's log of the run, root's alone
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            shutil.move(server.log_path, ARTIFACTS / "load-jupyterhub.log")
+            (ARTIFACTS / "load-jupyterhub.log").chmod(0o600)
         assert not any(kithub.account_exists(a) for a in spec.accounts()), "accounts left behind"
 
 
@@ -208,6 +211,7 @@ def test_thirty_students_log_in_work_submit_and_fetch_feedback_at_once(crowd):
         "set_up_s": round(crowd.set_up_seconds, 1), "phases": {k: round(v, 1) for k, v in phases.items()},
         "per_student": {k: percentiles([s[k] for s in steps]) for k in ("logged_in_s", "server_ready_s", "done_s")},
         "requests": {what: percentiles(values) for what, values in sorted(timings.items())},
+        "kernel_websockets_reopened": sum(s.reconnects for s in students),
         "memory_peak_mib": {key: round(max(s[key] for s in samples), 1)
                             for key in ("hub_and_proxy_pss_mib", "students_pss_mib", "students_rss_mib")},
         "memory_per_student_peak_pss_mib": round(max(s["students_pss_mib"] for s in samples) / len(students), 1),
@@ -221,6 +225,7 @@ def test_thirty_students_log_in_work_submit_and_fetch_feedback_at_once(crowd):
              f"{'request':<20}{'n':>5}{'median s':>10}{'p90 s':>8}{'p95 s':>8}{'max s':>8}"]
     for what, p in figures["requests"].items():
         lines.append(f"{what:<20}{p['n']:>5}{p['median_s']:>10}{p['p90_s']:>8}{p['p95_s']:>8}{p['max_s']:>8}")
+    lines += ["", f"kernel websockets the server closed and a student opened again: {figures['kernel_websockets_reopened']}"]
     lines += ["", "per student: " + "; ".join(f"{k} median {v['median_s']} p95 {v['p95_s']} max {v['max_s']}"
                                              for k, v in figures["per_student"].items()),
               "memory peaks (MiB): " + ", ".join(f"{k} {v}" for k, v in figures["memory_peak_mib"].items())

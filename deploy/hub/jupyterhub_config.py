@@ -19,7 +19,7 @@ c = get_config()  # noqa: F821
 spec = kithub.ClassSpec.load(os.environ["KIT_HUB_STATE"])
 state = spec.root / "hub"
 
-# ---- network: everything on 127.0.0.1 (put a TLS-terminating proxy in front for a real class) ----
+# ---- network: everything on 127.0.0.1 (a real class: HTTPS from the proxy, docs/deploy.md "In production") ----
 c.JupyterHub.ip = "127.0.0.1"
 c.JupyterHub.port = spec.hub_port
 c.JupyterHub.hub_ip = "127.0.0.1"
