@@ -248,7 +248,7 @@ def served():
                             hub_port=free_port(), hub_api_port=free_port(), proxy_api_port=free_port(),
                             python=str(HUB_ENV / "bin" / "python"))
     places = _places(tmp, **{"127.0.0.1:8081": f"127.0.0.1:{spec.hub_api_port}", '"itadmin"': f'"admin-{tag}"'})
-    spec.places, spec.tmp, spec.names = places, tmp, people
+    spec.places, spec.tmp, spec.names, spec.working = places, tmp, people, {}
     spec.certificate = str(_certificate(tmp / "tls"))
     server = kithub.Hub(spec, log_path=tmp / "jupyterhub.log")
     try:
@@ -288,6 +288,17 @@ def student(served, who: str) -> Student:
     return Student(served.https, name, served.passwords[name], cafile=served.certificate)
 
 
+def working(served, who: str) -> Student:
+    """``who`` logged in, with a token and a running server (whichever test first needs them)."""
+    if who not in served.working:
+        person = student(served, who)
+        person.log_in()
+        person.get_token()
+        person.start_server()
+        served.working[who] = person
+    return served.working[who]
+
+
 def test_the_hub_serves_https_with_the_guides_certificate(served):
     context = ssl.create_default_context(cafile=served.certificate)
     with urllib.request.urlopen(f"{served.https}/hub/login", context=context, timeout=30) as response:
@@ -302,13 +313,9 @@ def test_the_hub_serves_https_with_the_guides_certificate(served):
 
 
 def test_a_student_logs_in_over_https_and_works_in_her_server(served):
-    alice = student(served, "alice")
-    alice.log_in()
-    alice.get_token()
-    alice.start_server()
+    alice = working(served, "alice")
     [reply] = alice.run_cells("lessons/en/01_recording_history.ipynb", ["import autograd_core as torch; print(1 + 1)"])
     assert reply["status"] == "ok"
-    served.alice = alice
 
 
 # --- bad input at every door ----------------------------------------------------------------------
@@ -317,15 +324,15 @@ def test_a_wrong_password_gets_a_clear_message_and_the_hub_serves_the_others(ser
     intruder = student(served, "bob")
     page = intruder.log_in(password="not-" + served.passwords[served.names["bob"]], expect=(403,))
     assert "Invalid username or password" in page.text
-    assert served.alice.server_running()  # she works on, and bob logs in with his own password
+    assert working(served, "alice").server_running()  # she works on, and bob logs in with his own password
     intruder.log_in()
     intruder.get_token()
     intruder.start_server()
-    served.bob = intruder
+    served.working["bob"] = intruder
 
 
 def test_a_student_opening_another_students_server_is_refused_with_a_clear_message(served):
-    alice, bob = served.alice, served.bob
+    alice, bob = working(served, "alice"), working(served, "bob")
     # in her browser: her login cookie, on his running server's address
     page = alice.request("open another's server", "GET", f"{bob.base}/lab", expect=(403,), browser=True)
     assert "403 : Forbidden" in page.text and alice.name in page.text, page.text[:1000]
@@ -336,7 +343,7 @@ def test_a_student_opening_another_students_server_is_refused_with_a_clear_messa
 
 
 def test_a_submission_of_500_mb_is_refused_with_a_clear_message_and_nothing_is_lost(served):
-    alice = served.alice
+    alice = working(served, "alice")
     alice.nbgrader("fetch", "ad101", PS1)
     notebook_path = f"ad101/{PS1}/{PS1_NOTEBOOK}"
     model = alice.contents(notebook_path)
@@ -348,7 +355,7 @@ def test_a_submission_of_500_mb_is_refused_with_a_clear_message_and_nothing_is_l
     assert made.returncode == 0, made.stderr
     message = alice.nbgrader("submit", "ad101", PS1, refused=True)
     assert f"{PS1} was not submitted: its folder holds 500 MiB" in message and "data.bin (500 MiB)" in message, message
-    assert served.bob.contents("")["type"] == "directory"  # the others are served meanwhile
+    assert working(served, "bob").contents("")["type"] == "directory"  # the others are served meanwhile
     received, inbound = (served.exchange / "ad101" / name for name in ("received", "inbound"))
     time.sleep(2)  # the clerk would have taken anything that came in
     assert not [p for p in [*received.iterdir(), *inbound.iterdir()] if p.name.startswith(alice.name)]
@@ -367,14 +374,14 @@ def test_a_submission_of_500_mb_is_refused_with_a_clear_message_and_nothing_is_l
 
 
 def test_a_notebook_that_is_not_json_is_named_when_opened_and_still_submitted(served):
-    bob = served.bob
+    bob = working(served, "bob")
     bob.nbgrader("fetch", "ad101", PS1)
     path = f"ad101/{PS1}/{PS1_NOTEBOOK}"
     bob.save(path, {"type": "file", "format": "text", "content": "my answers { are here"})
     response = bob.request("open a broken notebook", "GET", f"{bob.base}/api/contents/{path}", expect=(400,))
     assert "Unreadable Notebook" in response.json()["message"], response.text
     bob.nbgrader("submit", "ad101", PS1)  # what he has arrives; grading names it (the backup test grades it)
-    assert served.alice.contents("")["type"] == "directory"
+    assert working(served, "alice").contents("")["type"] == "directory"
 
 
 def _class_file_mistake(served, text: str) -> subprocess.CompletedProcess:
@@ -402,13 +409,13 @@ def test_a_class_file_with_a_typo_is_named_in_one_line_and_the_hub_serves_on(ser
         assert result.returncode == 1, result.stdout + result.stderr
         assert message in result.stderr and "Traceback" not in result.stderr, result.stderr
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
-    assert served.alice.server_running() and served.alice.contents("")["type"] == "directory"
+    assert working(served, "alice").server_running() and working(served, "alice").contents("")["type"] == "directory"
 
 
 # --- the idle culler, then the backup and its restore --------------------------------------------
 
 def test_the_idle_culler_of_the_guide_stops_an_idle_server(served):
-    bob = served.bob
+    bob = working(served, "bob")
     assert bob.server_running()
     unit = here(guide_blocks()["jupyterhub-idle-culler.service"], served.places)
     command = shlex.split(re.search(r"^ExecStart=(.*)$", unit, re.M).group(1))
@@ -429,6 +436,7 @@ def test_the_idle_culler_of_the_guide_stops_an_idle_server(served):
     finally:
         culler.terminate()
         output, _ = culler.communicate(timeout=30)
+    served.working.pop("bob")  # his server is gone: whoever needs him next logs him in again
     assert not running, f"the culler did not stop {bob.name}'s idle server:\n{output[-2000:]}"
     assert f"Culling server {bob.name}" in output, output[-2000:]
 
