@@ -282,7 +282,7 @@ def test_warnings_carry_pytorchs_suffix_and_show_as_often_as_pytorchs(tmp_path):
     assert ours.count("Warning: ") == 8 and ours.count("(Triggered internally at /__w/pytorch/pytorch/") == 8
 
 
-# --- torch.Tensor(t): an alias of t (NYU's tensor notebook: r = torch.Tensor(t); r.zero_() zeroes t) ------
+# --- torch.Tensor(t): an alias of t (as legacy tutorials use it: r = torch.Tensor(t); r.zero_() zeroes t) ------
 def test_legacy_constructor_of_a_tensor_is_an_alias_of_it_like_torch():
     def program(m):
         t = m.zeros(2, 3)

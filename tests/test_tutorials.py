@@ -1,5 +1,5 @@
 """PyTorch's autograd tutorials and blitz, d2l's chapters 2-5 (both editions), micrograd's tests,
-Justin Johnson's examples, makemore parts 1-2 and NYU DLSP's first notebooks, run unchanged with
+Justin Johnson's examples, and makemore parts 1-2, run unchanged with
 the kit's engine in torch's place, print what PyTorch 2.13 printed.
 
 The code of each page is in ``tutorials/extracts/`` (verbatim; where it comes from, and every
