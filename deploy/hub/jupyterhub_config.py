@@ -13,12 +13,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kithub  # noqa: E402
 import lessons  # noqa: E402
+import logins  # noqa: E402
 
 c = get_config()  # noqa: F821
 spec = kithub.ClassSpec.load(os.environ["KIT_HUB_STATE"])
 state = spec.root / "hub"
 
-# ---- network: everything on 127.0.0.1 (put a TLS-terminating proxy in front for a real class) ----
+# ---- network: everything on 127.0.0.1 (a real class: HTTPS from the proxy, docs/deploy.md "In production") ----
 c.JupyterHub.ip = "127.0.0.1"
 c.JupyterHub.port = spec.hub_port
 c.JupyterHub.hub_ip = "127.0.0.1"
@@ -30,11 +31,6 @@ c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
 c.JupyterHub.pid_file = str(state / "jupyterhub.pid")
 c.JupyterHub.cleanup_servers = True  # stopping the hub stops every user server
-
-# ---- who logs in: the demo's system passwords (PAM). A real class: the university's OAuth or LTI ----
-c.JupyterHub.authenticator_class = "pam"
-c.PAMAuthenticator.open_sessions = False
-c.Authenticator.allowed_users = set(spec.people())
 
 # ---- each person's server runs as their own system account ----
 c.JupyterHub.spawner_class = "localprocess"
@@ -93,7 +89,9 @@ for course in spec.courses:
         "cwd": str(course.directory(spec)),
         "environment": {"PATH": spec.path()},
     })
-c.JupyterHub.load_groups = groups
+# ---- who logs in: the demo's system passwords (PAM), or the university's LTI 1.3 or OpenID Connect
+# (class.json's "logins"); either way only the class's people, in the course groups it gives them ----
+logins.configure(c, spec, groups)
 c.JupyterHub.services = services
 roles.append({
     # A server's own token: enough for nbgrader's JupyterHubAuthPlugin to read the owner's groups
@@ -102,3 +100,14 @@ roles.append({
     "scopes": ["users:activity!user", "access:servers!server", "read:users:name!user", "read:users:groups!user"],
 })
 c.JupyterHub.load_roles = roles
+
+# ---- the site's own settings (docs/deploy.md, "In production"): HTTPS, admins, the idle culler, limits ----
+# every *.py of <state>/jupyterhub_config.d, in name order, after the kit's (so they may override it);
+# the hub runs them as root: the folder must be root's and writable by root alone
+site = spec.root / "jupyterhub_config.d"
+if site.is_dir():
+    if site.stat().st_uid != 0 or site.stat().st_mode & 0o022:
+        raise SystemExit(f"{site} must be root's and writable by root alone (chown root {site}; chmod 700 {site})")
+    for path in sorted(site.glob("*.py")):
+        # as if appended to this file: the same ``c`` (a list such as c.JupyterHub.services is extended)
+        exec(compile(path.read_text(), str(path), "exec"), {"c": c, "get_config": lambda: c, "spec": spec})
