@@ -9,6 +9,7 @@ Rooms, one defence each (read them in this order):
 * ``values.py``      the only data that crosses back: plain values, strictly decoded
 * ``bubblewrap.py``  the first wall: the zygote runs in bubblewrap, on an allow-list of files
 * ``zygote.py``      a clean pre-warmed interpreter that forks the student's process
+* ``namespaces.py``  how it starts one: PID 1 of a PID namespace of its own, through a namespace parent
 * ``child.py``       the student's process: walls up, then one command at a time
 * ``mounts.py``      its own ``/proc`` and a ``/tmp`` with quotas; capabilities dropped
 * ``landlock.py``    the kernel's second file wall, and its network and signal wall
