@@ -24,6 +24,8 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
 from traitlets import Unicode
 
+from .student_language import hidden_count_pattern
+
 FINDINGS = "kitgrade_findings"
 
 
@@ -156,9 +158,9 @@ class ReplayExecution(NbGraderPreprocessor):
         return nb, resources
 
 
-#: What a trusted test's hidden part says when it fails (grader/sandbox/trusted_tests.py): only a
-#: count, so feedback keeps it.
-HIDDEN_COUNT = re.compile(r"^\d+ of \d+ hidden checks passed(; the others could not run)?$")
+#: What a trusted test's hidden part says when it fails (grader/sandbox/trusted_tests.py), in any
+#: language: only a count, so feedback keeps it.
+HIDDEN_COUNT = hidden_count_pattern()
 
 
 class HideHiddenTests(ClearHiddenTests):

@@ -341,13 +341,13 @@ def test_build_your_own_forbids_the_kit_engine():
     from grader.course import POLICY_KEY
 
     ps2 = source_notebook("ps2_build_your_own")
-    assert ps2.metadata[POLICY_KEY] == {"forbidden_imports": ["autograd_core"]}
+    assert ps2.metadata[POLICY_KEY] == {"forbidden_imports": ["autograd_core"], "language": "en"}
     for cell in ps2.cells:
         if nbgrader_meta(cell).get("solution") or not nbgrader_meta(cell).get("grade"):
             assert "autograd_core" not in instructor_solution(cell.source) or cell.cell_type == "markdown", \
                 f"{nbgrader_meta(cell)['grade_id']}: student-side code must not use autograd_core"
     ps1 = source_notebook("ps1_autograd_basics")
-    assert POLICY_KEY not in ps1.metadata, "problem set 1 is about using the engine"
+    assert "forbidden_imports" not in ps1.metadata[POLICY_KEY], "problem set 1 is about using the engine"
 
 
 # --- released notebooks ------------------------------------------------------------------------

@@ -27,6 +27,7 @@ import nbformat
 from nbgrader import utils as nbgrader_utils
 
 from ..checks import StudentCodeError
+from ..student_language import notebook_language
 from .policy import SandboxPolicy
 from .protocol import MAX_JSON_DEPTH, Closed, ProtocolError, Reader, TimedOut, nesting_depth, send
 from .recorder import clip
@@ -194,7 +195,7 @@ def run_notebook(zygote, nb, policy: SandboxPolicy, instructor_sources: dict | N
         ready = process.wait_ready()
         report.landlock = ready.get("landlock") is True
         label = [""]
-        trusted = TrustedSide(lambda code: _probe(process, code, label[0]))
+        trusted = TrustedSide(lambda code: _probe(process, code, label[0]), notebook_language(nb))
         for index, cell in enumerate(nb.cells):
             if cell.cell_type != "code" or not cell.source.strip():
                 continue
