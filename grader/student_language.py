@@ -25,6 +25,7 @@ MESSAGES = {
     "off_by": {"en": "{got} (off by up to {gap}; allowed: rtol={rtol}, atol={atol})",
                "zh": "{got}（最大偏差 {gap}；允许：rtol={rtol}，atol={atol}）"},
     "raised": {"en": "the code raised, as the notebook reports: {text}", "zh": "代码抛出了异常（笔记本报告的内容）：{text}"},
+    "no_answer_within": {"en": "no answer within {seconds} s", "zh": "{seconds} 秒内没有答案"},
     "no_answer": {"en": "no answer ({text})", "zh": "没有答案（{text}）"},
     "did_not_answer": {"en": "the notebook did not answer", "zh": "笔记本没有作答"},
     "malformed": {"en": "the notebook's answer was malformed", "zh": "笔记本的答案格式不对"},

@@ -144,6 +144,10 @@ def clipped_backward(x, w, limit):
     h.register_hook(lambda g: g.clamp(max=limit))
     (h * w).sum().backward()
     return x.grad''',
+    # left as released: the visible check gets no answer (0 of 2)
+    "evaluate": '''\
+def evaluate(model, x):
+    raise NotImplementedError()''',
 }
 
 
@@ -162,13 +166,14 @@ def test_kitgrade_check_grades_a_chinese_notebook_in_chinese(tmp_path):
     by_test = {line.split()[1]: line for line in text.splitlines() if line.split()[:1] in (["通过"], ["未通过"])}
     assert status == 1, text
     assert sorted(name for name, line in by_test.items() if line.startswith("未通过")) == \
-        ["test_clipped_backward", "test_hypot"], text
+        ["test_clipped_backward", "test_evaluate", "test_hypot"], text
     assert re.search(r"test_hypot +0/2 +AssertionError: x\.grad：应为 \[0\.6 *, 0\.89442719\]，实际得到 \[ 0\.8 *, "
                      r"-1\.78885438\]（最大偏差 2\.68；允许：rtol=1e-06，atol=1e-09），"
                      r"输入：x=\[3\.0, 1\.0\], y=\[4\.0, -2\.0\], G=\[1\.0, 2\.0\]$", by_test["test_hypot"]), text
     assert re.search(r"test_clipped_backward +0/1 +AssertionError: 3 项隐藏检查中通过了 [0-2] 项$",
                      by_test["test_clipped_backward"]), text
-    assert text.splitlines()[-1].startswith("合计：9/12（可见测试；隐藏测试在老师评分时运行）"), text
+    assert by_test["test_evaluate"].endswith("0/2  StudentCodeError: 代码抛出了异常（笔记本报告的内容）：NotImplementedError"), text
+    assert text.splitlines()[-1].startswith("合计：7/12（可见测试；隐藏测试在老师评分时运行）"), text
     # what the student reads is Chinese; the notes after "注意：" are the sandbox's findings, for the instructor
     student_lines = "\n".join(line for line in text.splitlines() if not line.startswith("注意："))
     assert not re.search(r"\b(expected|got|for input|hidden checks|PASS|FAIL|total)\b", student_lines), text
