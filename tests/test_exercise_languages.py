@@ -177,3 +177,21 @@ def test_kitgrade_check_grades_a_chinese_notebook_in_chinese(tmp_path):
     # what the student reads is Chinese; the notes after "注意：" are the sandbox's findings, for the instructor
     student_lines = "\n".join(line for line in text.splitlines() if not line.startswith("注意："))
     assert not re.search(r"\b(expected|got|for input|hidden checks|PASS|FAIL|total)\b", student_lines), text
+
+
+def test_feedback_hides_a_hidden_cells_message_in_the_notebooks_language():
+    from grader.preprocessors import HideHiddenTests
+
+    def graded(language, evalue):
+        cell = nbformat.v4.new_code_cell("check(True, 'a', 1, 1, 1)\n### BEGIN HIDDEN TESTS\ncheck(x == 3, ...)\n"
+                                         "### END HIDDEN TESTS", metadata={"nbgrader": {"grade": True, "grade_id": "t"}})
+        cell.outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue=evalue,
+                                               traceback=["AssertionError", "check(x == 3, ...)", evalue])]
+        nb = nbformat.v4.new_notebook(cells=[cell], metadata={"kitgrade": {"language": language}})
+        nb, _ = HideHiddenTests().preprocess(nb, {})
+        return nb.cells[0].outputs[0]
+
+    zh = graded("zh", "x：应为 3，实际得到 4，输入：隐藏的输入")
+    assert zh.traceback == ["AssertionError（详情已隐藏：这个单元含有隐藏测试）"] and zh.evalue == ""
+    assert graded("en", "x: expected 3, got 4").traceback == ["AssertionError (details hidden: this cell holds hidden tests)"]
+    assert graded("zh", "5 项隐藏检查中通过了 3 项").evalue == "5 项隐藏检查中通过了 3 项"
