@@ -267,7 +267,7 @@ def gradients_by_node(root, parents, backward):
     return order, grads
 
 
-def first_wrong_node(nodes, rtol=1e-6, atol=1e-9):
+def first_wrong_node(nodes, rtol=1e-6, atol=1e-9, language="en"):
     """The first node whose gradient differs from the reference's, or ``None`` if none does.
 
     ``nodes`` is ``[(label, expected, got), ...]`` in topological order from the output: the
@@ -281,11 +281,11 @@ def first_wrong_node(nodes, rtol=1e-6, atol=1e-9):
         try:
             have = np.zeros_like(want) if got is None else np.asarray(got, dtype=float)
         except (TypeError, ValueError):
-            return label, describe(want), f"{got!r} (not a number or array)"
+            return label, describe(want), say("not_an_array", language, got=repr(got))
         if have.shape != want.shape:
-            return label, f"shape {want.shape}", f"shape {have.shape}"
+            return label, say("shape_only", language, shape=want.shape), say("shape_only", language, shape=have.shape)
         if not np.allclose(have, want, rtol=rtol, atol=atol):
-            return label, _number(want), "no gradient" if got is None else _number(have)
+            return label, _number(want), say("no_gradient", language) if got is None else _number(have)
     return None
 
 

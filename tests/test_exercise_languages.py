@@ -195,3 +195,16 @@ def test_feedback_hides_a_hidden_cells_message_in_the_notebooks_language():
     assert zh.traceback == ["AssertionError（详情已隐藏：这个单元含有隐藏测试）"] and zh.evalue == ""
     assert graded("en", "x: expected 3, got 4").traceback == ["AssertionError (details hidden: this cell holds hidden tests)"]
     assert graded("zh", "5 项隐藏检查中通过了 3 项").evalue == "5 项隐藏检查中通过了 3 项"
+
+
+def test_the_first_wrong_node_is_named_in_the_notebooks_language():
+    import numpy as np
+
+    from grader.checks import first_wrong_node
+
+    nodes = [("y = x * w", np.ones(3), np.ones(3)), ("h = x * w", np.ones(3), np.ones((1, 3))), ("x", 1.0, None)]
+    assert first_wrong_node(nodes, language="zh") == ("h = x * w", "形状 (3,)", "形状 (1, 3)")
+    assert first_wrong_node(nodes[2:], language="zh") == ("x", "1.0", "没有梯度")
+    assert first_wrong_node(nodes) == ("h = x * w", "shape (3,)", "shape (1, 3)")
+    _, zh = built(EXERCISES / "_src" / "ps2_build_your_own.txt")["zh"]
+    assert any('first_wrong_node(' in c.source and 'language="zh")' in c.source for c in zh.cells)
