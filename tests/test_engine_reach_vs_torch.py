@@ -302,3 +302,13 @@ def test_legacy_constructor_of_a_tensor_is_an_alias_of_it_like_torch():
                                           (("cuda:1",), {}), ((None,), {})], ids=str)
 def test_cuda_without_a_gpu_fails_like_torch(args, kwargs):
     same(lambda m: m.ones(2).cuda(*args, **kwargs))
+
+
+# --- gradcheck on float32 inputs of several elements: PyTorch's warning, naming the right input ---------
+def test_gradcheck_warns_about_each_float32_input_of_any_size_like_torch():
+    def program(m):
+        a = m.tensor([0.5, 1.0, 2.0], dtype=m.float64, requires_grad=True)
+        b = m.tensor([[0.5, -1.0], [2.0, 3.0]], requires_grad=True)  # float32, second input
+        return m.tensor(m.autograd.gradcheck(lambda s, t: (s.sum() * t).sin(), (a, b), eps=1e-2, atol=1e-1))
+
+    same(program)

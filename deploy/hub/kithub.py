@@ -49,7 +49,7 @@ ROOT = HERE.parent.parent
 CLASS_FILE = "class.json"
 ACCOUNTS_FILE = "accounts.txt"  # the accounts this class created, removed by teardown
 DEFAULT_STATE = Path("/srv/autograd-kit-hub")
-DEFAULT_ASSIGNMENTS = ["ps1_autograd_basics", "ps2_build_your_own"]
+DEFAULT_ASSIGNMENTS = ["ps1_autograd_basics", "ps2_build_your_own", "ps3_extending_autograd"]
 CHP = HERE / "node_modules" / ".bin" / "configurable-http-proxy"
 #: where a login shell reads the system's additions to PATH (a hub terminal is a login shell, and
 #: the system's /etc/profile sets PATH anew, dropping the one the spawner gave)
@@ -187,7 +187,7 @@ def _check_fields(path: Path, where: str, data: dict, kind: type, required: set[
 
 
 def demo_class(state: Path, **ports) -> ClassSpec:
-    """The demo: one course ``ad101`` (ps1 and ps2), an instructor and three students. ps1 was due an
+    """The demo: one course ``ad101`` (ps1, ps2 and ps3), an instructor and three students. ps1 was due an
     hour before the set-up and alice and bob have a week's extension: carol's ps1 is late, and late
     work scores zero. ps2 is due in a week."""
     people = ["instructor", "alice", "bob", "carol"]
