@@ -32,6 +32,9 @@ class KitGrade(Configurable):
         Unicode(), [],
         help="Folders (besides the course) student code may never read or write: exercises with solutions, the exchange.",
     ).tag(config=True)
+    scratch_size_limit_mb = Integer(512, min=1, help="Size of each notebook's own /tmp (a tmpfs), in MiB.").tag(config=True)
+    scratch_files_limit = Integer(10_000, min=16, help="Files and folders each notebook may create in its /tmp.").tag(config=True)
+    unsafe_no_sandbox = Bool(False, help="Grade without the bubblewrap sandbox (your own tests only).").tag(config=True)
     hide_hidden_tests_in_feedback = Bool(
         True, help="Feedback leaves the hidden tests out unless `feedback --show-hidden-tests` (False: shows them).",
     ).tag(config=True)

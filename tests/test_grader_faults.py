@@ -20,6 +20,8 @@ import pytest
 
 from grader.cli import main as kitgrade
 
+KIT = str(Path(__file__).resolve().parent.parent)  # the zygote's sys.path names this checkout
+
 FIXTURES = Path(__file__).resolve().parent / "grader_fixtures"
 ASSIGNMENT = "sample_ex"
 KITGRADE = [sys.executable, "-m", "grader.cli"]
@@ -69,6 +71,8 @@ def _grading_processes() -> set[int]:
             continue
         if cmdline.startswith(sys.executable) and ("grader.sandbox.zygote" in cmdline or "multiprocessing" in cmdline
                                                    or "grader.cli" in cmdline):
+            found.add(int(entry))
+        elif "grader.sandbox.zygote" in cmdline and KIT in cmdline:  # bwrap and the zygote inside it
             found.add(int(entry))
     return found
 

@@ -22,6 +22,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from ..faults import describe
 from ..sandbox import workers as grading_workers
+from ..sandbox.zygote import ZygoteFailed
 from .task import execute_submission_notebook, warm_up
 
 
@@ -80,7 +81,7 @@ class LocalExecutor:
                 broken.append(task)
                 continue
             except Exception as error:  # a fault of the grader: reported, the class goes on
-                outcome = describe(error) or repr(error)
+                outcome = describe(error) or (str(error) if isinstance(error, ZygoteFailed) else repr(error))
             yield task, outcome
         if broken:  # this pool is dead: the next batch gets a new one
             self.pool.shutdown(wait=True)

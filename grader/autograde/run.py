@@ -24,6 +24,7 @@ from ..course_lock import grading_lock
 from ..errors import EnvironmentFault
 from ..faults import describe
 from ..progress import ProgressBar
+from ..sandbox.bubblewrap import require_sandbox
 from ..sandbox.scratch import run_folder
 from ..settings import worker_count
 from .gradebook_records import GradebookRecords
@@ -92,6 +93,7 @@ class Run:
 
     def grade(self) -> dict[str, StudentResult]:
         ensure_nbgrader_tools_on_path()
+        require_sandbox(self.settings)  # refused (one line, nothing written) where bubblewrap cannot run
         if self.options.cluster:  # connected (and checked) before anything is written
             from .dask_executor import DaskExecutor, tls_security
 

@@ -7,10 +7,13 @@ Rooms, one defence each (read them in this order):
                      trusted tests (``trusted_tests.py``) in its own process
 * ``protocol.py``    the messages between supervisor and student's process, and how they are read
 * ``values.py``      the only data that crosses back: plain values, strictly decoded
+* ``bubblewrap.py``  the first wall: the zygote runs in bubblewrap, on an allow-list of files
 * ``zygote.py``      a clean pre-warmed interpreter that forks the student's process
+* ``namespaces.py``  how it starts one: PID 1 of a PID namespace of its own, through a namespace parent
 * ``child.py``       the student's process: walls up, then one command at a time
-* ``landlock.py``    the kernel's file, network and signal wall
-* ``mounts.py``      ``/tmp`` mapped to the scratch folder
+* ``mounts.py``      its own ``/proc`` and a ``/tmp`` with quotas; capabilities dropped
+* ``landlock.py``    the kernel's second file wall, and its network and signal wall
+* ``seccomp.py``     no new process, no other program
 * ``audit.py``       the audit hook that explains refusals
 * ``recorder.py``    outputs into nbformat
 * ``guard.py``       puts back the machinery plain (in-process) nbgrader test cells rely on

@@ -1,77 +1,76 @@
 """The student's process: set up the walls, then answer the supervisor's commands one by one.
 
-Forked by the zygote for one notebook. It scrubs what it inherited, lowers its resource limits,
-maps its scratch folder at ``/tmp``, applies Landlock (the kernel's wall: only the Python
-installation is readable, only the scratch folder writable, no network, no signals or ptrace
-outside itself), installs the audit hook (which explains refusals), and then runs what the
-supervisor sends (``protocol.py``). It never sees a test it is not running, nor any expected value.
+Forked by the zygote for one notebook, inside bubblewrap (``bubblewrap.py``). It makes its own
+``/proc`` and ``/tmp`` (a quota of size and files), drops every capability, scrubs what it
+inherited, lowers its resource limits (processes included), applies Landlock (the kernel's second
+wall: only the allow-list is readable, nothing may be executed, only ``/tmp`` is writable, no
+network, no signals or ptrace outside itself), installs the audit hook (which explains refusals),
+and then runs what the supervisor sends (``protocol.py``). It never sees a test it is not running, nor any expected value.
 """
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import json
 import os
 import resource
 import signal
 import sys
 
-from . import landlock, mounts
+from . import landlock, mounts, seccomp
+from . import scratch as scratch_files
 from .audit import AuditHook
 from .guard import bound_names, worth_reporting
-from .protocol import send
+from .protocol import SETUP_FAULT, send
 from .recorder import clip
 from .values import encode
 
 
-def apply_limits(memory_limit_mb: int, file_size_limit_mb: int) -> None:
+def apply_limits(memory_limit_mb: int, file_size_limit_mb: int, processes: int | None = None) -> None:
     """Lower this process's resource limits (they cannot be raised again)."""
     mib = 1024 * 1024
-    for limit, value in ((resource.RLIMIT_AS, memory_limit_mb * mib),
-                         (resource.RLIMIT_FSIZE, file_size_limit_mb * mib),
-                         (resource.RLIMIT_CORE, 0)):
+    limits = [(resource.RLIMIT_AS, memory_limit_mb * mib), (resource.RLIMIT_FSIZE, file_size_limit_mb * mib),
+              (resource.RLIMIT_CORE, 0)]
+    if processes is not None:  # counted per user of the sandbox's own user namespace: no fork bomb
+        limits.append((resource.RLIMIT_NPROC, processes))
+    for limit, value in limits:
         soft, hard = resource.getrlimit(limit)
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)
         resource.setrlimit(limit, (value, value))
 
 
-def run_child(template, policy, commands: int, replies: int) -> None:
-    """The whole life of the student's process (``policy``: ``SandboxPolicy.to_message()``)."""
-    scratch = policy["scratch_dir"]
-    os.setsid()  # its own process group: the supervisor ends it and anything it started together
-    os.chdir(scratch)
-    keep = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": os.environ.get("LANG", "C.UTF-8")}
-    os.environ.clear()
-    os.environ.update(keep, HOME=scratch, TMPDIR=scratch, MPLBACKEND="Agg", MPLCONFIGDIR=scratch,
-                      NBGRADER_EXECUTION="autograde")
-    import tempfile
-    tempfile.tempdir = scratch
-    devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 0)
-    c_output = os.open(os.path.join(scratch, ".c_output"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(c_output, 1)
-    os.dup2(c_output, 2)
-    low, high = sorted((commands, replies))
-    os.closerange(3, low)
-    os.closerange(low + 1, high)
-    os.closerange(high + 1, 65536)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    protected = [os.path.realpath(p) for p in policy["protected_paths"]]
-    sys.path[:] = [p for p in sys.path if p and not p.startswith(tuple(protected))]
+#: Threads and processes a notebook may add to those of its sandbox (OpenBLAS starts a few).
+EXTRA_TASKS = 32
 
-    shell, recorder, guard = template.shell, template.recorder, template.guard
-    recorder.budget = policy["output_limit_bytes"]
-    tmp_mapped = mounts.map_tmp(scratch)
-    writable = [scratch] + (["/tmp"] if tmp_mapped else [])
-    hook = AuditHook(_Policy(policy), writable)
-    hook.forbidden_package_dirs()
-    guard.rebaseline(recorder)
-    apply_limits(policy["memory_limit_mb"], policy["file_size_limit_mb"])
-    readable = template.readable_roots(protected + hook.forbidden_dirs)
-    isolated = landlock.restrict_process(readable, [os.path.realpath(p) for p in writable])
-    sys.addaudithook(hook)
-    hook.active = True
+
+def _tasks_in_sandbox() -> int:
+    return sum(len(os.listdir(f"/proc/{pid}/task")) for pid in os.listdir("/proc") if pid.isdigit()
+               and os.path.isdir(f"/proc/{pid}/task"))
+
+
+def run_child(template, policy, commands: int, replies: int, scratch_fd: int, sandboxed: bool = False,
+              fault_fd: int = -1) -> None:
+    """The whole life of the student's process (``policy``: ``SandboxPolicy.to_message()``).
+
+    ``sandboxed``: inside bubblewrap and PID 1 of its own PID namespace; it mounts its own ``/proc``
+    and a ``/tmp`` with a size and file-count quota, copies the assignment's data files there from
+    ``scratch_fd`` (the scratch folder, opened by the supervisor) and drops every capability.
+    Otherwise (``kitgrade check``, ``--unsafe-no-sandbox``) it works in the scratch folder itself.
+    A fault while it sets itself up is written to ``fault_fd`` (read by the zygote; closed before
+    any student code runs, so nothing a student writes is ever taken for one) and ends it."""
+    try:
+        shell, recorder, guard, hook, isolated = _set_up(template, policy, commands, replies, scratch_fd, sandboxed,
+                                                         fault_fd)
+    except BaseException:
+        import traceback
+
+        try:
+            os.write(fault_fd, traceback.format_exc()[-3000:].encode())
+        except OSError:
+            pass
+        os._exit(SETUP_FAULT)
     send(replies, {"ready": True, "landlock": isolated})
 
     incoming = os.fdopen(commands, "rb")
@@ -87,6 +86,75 @@ def run_child(template, policy, commands: int, replies: int) -> None:
         else:
             break
     os._exit(0)
+
+
+def _set_up(template, policy, commands: int, replies: int, scratch_fd: int, sandboxed: bool, fault_fd: int):
+    """Every wall, in order; the last step before student code is closing ``fault_fd``."""
+    os.setsid()  # its own process group: the supervisor ends it and anything it started together
+    tasks = None
+    if sandboxed:
+        tasks = _tasks_in_sandbox() + EXTRA_TASKS
+        scratch = mounts.private_tmp_and_proc(policy["scratch_size_limit_mb"], policy["scratch_files_limit"])
+        try:
+            scratch_files.copy_from(scratch_fd, scratch)
+        except OSError as error:
+            if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            raise mounts.SetupFailed(error.errno, "the assignment's data files do not fit in the notebook's /tmp "
+                                     f"(its quota: {policy['scratch_size_limit_mb']} MiB, "
+                                     f"{policy['scratch_files_limit']} files)") from None
+        os.close(scratch_fd)
+        mounts.drop_capabilities()
+        tmp_mapped = True
+        os.chdir(scratch)
+    else:
+        os.close(scratch_fd)
+        scratch = policy["scratch_dir"]
+        os.chdir(scratch)  # before /tmp shows the scratch folder (its path under /tmp is then gone)
+        tmp_mapped = mounts.map_tmp(scratch)
+        if tmp_mapped:
+            scratch = "/tmp"
+    keep = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": os.environ.get("LANG", "C.UTF-8")}
+    os.environ.clear()
+    os.environ.update(keep, HOME=scratch, TMPDIR=scratch, MPLBACKEND="Agg", MPLCONFIGDIR=scratch,
+                      NBGRADER_EXECUTION="autograde")
+    import tempfile
+    tempfile.tempdir = scratch
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    c_output = os.open(os.path.join(scratch, ".c_output"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(c_output, 1)
+    os.dup2(c_output, 2)
+    # what it holds from here on: 0 (/dev/null), 1 and 2 (its own .c_output), the two pipe ends
+    # (and, until its walls are up, the fault pipe)
+    kept = sorted(fd for fd in (commands, replies, fault_fd) if fd >= 0)
+    low = 3
+    for fd in kept:
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 65536)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    protected = [os.path.realpath(p) for p in policy["protected_paths"]]
+    # a notebook imports the modules it wrote beside itself (%%writefile helper.py), as in Jupyter
+    sys.path[:] = [scratch] + [p for p in sys.path if p and not p.startswith(tuple(protected))]
+
+    shell, recorder, guard = template.shell, template.recorder, template.guard
+    recorder.budget = policy["output_limit_bytes"]
+    writable = sorted({scratch, "/tmp"} if tmp_mapped else {scratch})
+    hook = AuditHook(_Policy(policy), writable)
+    hook.forbidden_package_dirs()
+    guard.rebaseline(recorder)
+    apply_limits(policy["memory_limit_mb"], policy["file_size_limit_mb"], tasks)
+    readable = template.readable_roots(protected + hook.forbidden_dirs)
+    isolated = landlock.restrict_process(readable, [os.path.realpath(p) for p in writable])
+    if not seccomp.install() and sandboxed and seccomp.supported():
+        raise mounts.SetupFailed(ctypes.get_errno(), "cannot install the seccomp filter")
+    if fault_fd >= 0:
+        os.close(fault_fd)
+    sys.addaudithook(hook)
+    hook.active = True
+    return shell, recorder, guard, hook, isolated
 
 
 class _Policy:
@@ -136,6 +204,10 @@ def _run_cell(shell, recorder, guard, hook, command, policy) -> dict:
                      for line in shell.skipped_shell_lines[skipped_before:])
         if isinstance(error, MemoryError):
             notes.append(f"ran out of memory (cap {policy['memory_limit_mb']} MiB)")
+        if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            notes.append(f"the notebook's scratch space is full (its quota: {policy['scratch_size_limit_mb']} MiB, "
+                         f"{policy['scratch_files_limit']} files, {policy['file_size_limit_mb']} MiB a file); "
+                         "this cell failed")
         if recorder.truncated:
             notes.append("output over the limit was dropped")
             recorder.truncated = False

@@ -1,9 +1,10 @@
 """Kernel-enforced file-system and network limits for a grading process (Linux Landlock).
 
 Unlike the audit hook, Landlock cannot be switched off from inside the process: once applied,
-the process (and anything it starts) may read only the listed folders (the Python installation,
-system libraries, the folders of importable packages, its own ``/proc`` entry) and write only its
-scratch folder. The
+the process (and anything it starts) may read only the sandbox's allow-list (``bubblewrap.py``:
+the interpreter, the system's libraries, the importable distributions, its own ``/proc`` entry),
+execute nothing, and write only its scratch folder. It is the second wall behind bubblewrap, and
+the only one where bubblewrap cannot run (``kitgrade check`` on a student's machine). The
 instructor's course, the exercises and other students' files are simply not there for it. On
 Linux ABI 4+ TCP is denied; on ABI 6+ it may not signal processes outside itself.
 
@@ -25,7 +26,7 @@ _CREATE_RULESET_VERSION = 1
 EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 _DIR_ONLY = sum(1 << i for i in range(3, 13)) | (1 << 13)  # READ_DIR .. MAKE_SYM, REFER
 _FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | (1 << 14) | (1 << 15)  # + TRUNCATE, IOCTL_DEV
-READ = EXECUTE | READ_FILE | READ_DIR
+READ = READ_FILE | READ_DIR  # never EXECUTE: the process runs no other program
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -64,20 +65,14 @@ def _all_fs_rights(abi: int) -> int:
 
 
 def readable_roots(protected: list[str]) -> list[str]:
-    """Folders a grading process needs to read: Python, system libraries, importable packages."""
-    candidates = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/sys", "/dev",
-                  "/opt", sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path]
-    for module in list(sys.modules.values()):
-        location = getattr(module, "__file__", None)
-        if location:
-            candidates.append(os.path.dirname(location))
-        # packages installed in editable mode are found through a finder's mapping, not sys.path
-        mapping = getattr(module, "MAPPING", None)
-        if isinstance(mapping, dict) and getattr(module, "__name__", "").startswith("__editable__"):
-            candidates.extend(str(p) for p in mapping.values())
+    """Folders and files a grading process may read: the sandbox's allow-list (``bubblewrap.py``,
+    derived from the installed distributions, never from ``sys.path`` or the current folder), with
+    the links on the way resolved, and ``/dev``."""
+    from .bubblewrap import readable_paths
+
     roots = set()
-    for path in set(candidates):
-        if path and os.path.exists(path):
+    for path in [*readable_paths(), "/dev"]:
+        if os.path.exists(path):
             roots.update(_without_protected(os.path.realpath(path), protected))
     kept: list[str] = []
     for path in sorted(roots):  # a folder inside a kept one needs no rule of its own
@@ -118,7 +113,7 @@ def restrict_process(readable: list[str], writable: list[str]) -> bool:
     try:
         # of /proc only this process's own entry and the machine's description (not other processes)
         own_proc = [os.path.realpath("/proc/self"), "/proc/cpuinfo", "/proc/meminfo", "/proc/stat"]
-        rules = [(path, READ) for path in [*readable, *own_proc]] + [(path, fs_rights) for path in writable]
+        rules = [(path, READ) for path in [*readable, *own_proc]] + [(path, fs_rights & ~EXECUTE) for path in writable]
         rules.append((os.devnull, READ_FILE | WRITE_FILE))
         for path, rights in rules:
             try:
@@ -129,8 +124,10 @@ def restrict_process(readable: list[str], writable: list[str]) -> bool:
                 if not os.path.isdir(path):
                     rights &= _FILE_RIGHTS
                 beneath = _PathBeneathAttr(allowed_access=rights & fs_rights, parent_fd=fd)
-                _LIBC.syscall(_SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
-                              ctypes.byref(beneath), ctypes.c_uint32(0))
+                if _LIBC.syscall(_SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
+                                 ctypes.byref(beneath), ctypes.c_uint32(0)) != 0:
+                    number = ctypes.get_errno()
+                    raise OSError(number, f"Landlock refused the rule for {path} ({os.strerror(number)})")
             finally:
                 os.close(fd)
         if _LIBC.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:

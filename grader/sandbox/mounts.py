@@ -1,8 +1,13 @@
-"""``/tmp`` of the student's process is its scratch folder (a private mount namespace).
+"""The student's process's own ``/proc`` and ``/tmp``, and the capabilities it gives up.
 
-Students write scratch files where they would on their own machine (``fig.savefig('/tmp/a.png')``);
-in a mount namespace of its own, the process sees its scratch folder at ``/tmp``, and nobody else
-sees its files. Needs root or unprivileged user namespaces; without them ``/tmp`` stays outside the
+Inside bubblewrap (``private_tmp_and_proc``, ``drop_capabilities``): PID 1 of its own PID
+namespace, it mounts a ``/proc`` that shows only its namespace and a tmpfs at ``/tmp`` with a size
+and file-count quota, then drops every capability before student code runs.
+
+Without bubblewrap (``map_tmp``; ``kitgrade check``, ``--unsafe-no-sandbox``): students write
+scratch files where they would on their own machine (``fig.savefig('/tmp/a.png')``); in a mount
+namespace of its own, the process sees its scratch folder at ``/tmp``, and nobody else sees its
+files. Needs root or unprivileged user namespaces; without them ``/tmp`` stays outside the
 writable folders and a write there is refused with a clear message. The same holds when Python or
 the kit is installed under ``/tmp`` (a clone tried out there): hiding ``/tmp`` would hide the
 packages the process still has to import.
@@ -11,6 +16,7 @@ packages the process still has to import.
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import sys
 
@@ -59,3 +65,57 @@ def map_tmp(scratch: str) -> bool:
     if not _mount(b"none", b"/", _MS_REC | _MS_PRIVATE):
         return False
     return _mount(os.fsencode(scratch), b"/tmp", _MS_BIND | _MS_REC)
+
+
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 2, 4, 8
+_PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
+_CAPABILITY_VERSION_3 = 0x20080522
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+class SetupFailed(OSError):
+    """The student's process could not make its own /proc and /tmp (a fault of the grader)."""
+
+
+def private_tmp_and_proc(size_mb: int, files: int) -> str:
+    """Inside the sandbox, for PID 1 of a new PID namespace: a ``/tmp`` of its own, a tmpfs of at most
+    ``size_mb`` MiB and ``files`` files (a full one fails the write, not the run), and a ``/proc``
+    that shows this namespace only. Returns ``/tmp``."""
+    if _LIBC.unshare(_CLONE_NEWNS) != 0:
+        raise SetupFailed(ctypes.get_errno(), "cannot make a mount namespace for the notebook")
+    if not _mount(b"none", b"/", _MS_REC | _MS_PRIVATE):
+        raise SetupFailed(ctypes.get_errno(), "cannot make the notebook's mounts private")
+    options = f"size={int(size_mb)}m,nr_inodes={int(files)},mode=0700".encode()
+    flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+    if _LIBC.mount(b"tmpfs", b"/tmp", b"tmpfs", ctypes.c_ulong(flags), options) != 0:
+        raise SetupFailed(ctypes.get_errno(), "cannot mount the notebook's /tmp")
+    if _LIBC.mount(b"proc", b"/proc", b"proc", ctypes.c_ulong(flags), None) != 0:
+        raise SetupFailed(ctypes.get_errno(), "cannot mount the notebook's /proc")
+    return "/tmp"
+
+
+def drop_capabilities() -> None:
+    """Give up every capability (bubblewrap gave the zygote CAP_SYS_ADMIN in the sandbox's user
+    namespace to make the mounts above, and CAP_SETPCAP to empty the bounding set here); checked,
+    since student code runs next."""
+    for capability in range(64):
+        if _LIBC.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
+            if ctypes.get_errno() == errno.EINVAL and capability > 0:
+                break  # past the last capability this kernel knows
+            raise SetupFailed(ctypes.get_errno(), f"cannot drop capability {capability} from the bounding set")
+    if _LIBC.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0:
+        raise SetupFailed(ctypes.get_errno(), "cannot clear the ambient capabilities")
+    header, data = _CapHeader(_CAPABILITY_VERSION_3, 0), (_CapData * 2)()
+    if _LIBC.capset(ctypes.byref(header), data) != 0:
+        raise SetupFailed(ctypes.get_errno(), "cannot drop the capabilities")
+    with open("/proc/self/status") as status:
+        held = [line.split()[1] for line in status if line.startswith(("CapEff:", "CapPrm:", "CapAmb:", "CapBnd:"))]
+    if any(int(value, 16) for value in held):
+        raise SetupFailed(0, f"capabilities still held after dropping them: {held}")

@@ -21,10 +21,14 @@ class Limits:
     notebook_size_limit_mb: int  # largest submitted notebook file that is read at all
     data_files_limit: int        # files copied beside the notebook (the assignment's data)
     data_size_limit_mb: int      # and their total size
+    scratch_size_limit_mb: int = 512   # the notebook's own /tmp: bytes (a tmpfs, counted in memory)
+    scratch_files_limit: int = 10_000  # and files
+    unsafe_no_sandbox: bool = False    # the instructor's own test: grade without bubblewrap
 
     @classmethod
     def from_settings(cls, settings) -> "Limits":
-        return cls(**{name: getattr(settings, name) for name in cls.__dataclass_fields__})
+        defaults = cls.__dataclass_fields__
+        return cls(**{name: getattr(settings, name, defaults[name].default) for name in defaults})
 
 
 @dataclass
@@ -44,6 +48,8 @@ class SandboxPolicy:
         return {"scratch_dir": self.scratch_dir, "protected_paths": self.protected_paths,
                 "forbidden_imports": self.forbidden_imports, "memory_limit_mb": self.limits.memory_limit_mb,
                 "file_size_limit_mb": self.limits.file_size_limit_mb,
+                "scratch_size_limit_mb": self.limits.scratch_size_limit_mb,
+                "scratch_files_limit": self.limits.scratch_files_limit,
                 "output_limit_bytes": self.limits.output_limit_bytes}
 
 

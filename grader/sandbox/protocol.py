@@ -29,6 +29,10 @@ import select
 import time
 
 
+#: Exit code of a process of the sandbox that could not set itself up, before any student code ran
+#: (the zygote reports why on its own socket; see ``zygote.py``).
+SETUP_FAULT = 70
+
 #: How deeply JSON from a student (a message, an output, a notebook) may nest. nbformat and nbgrader
 #: walk notebooks recursively: a notebook nested a thousand levels deep stops them with a RecursionError.
 MAX_JSON_DEPTH = 64

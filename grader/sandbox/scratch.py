@@ -73,3 +73,22 @@ def scratch_folder(files: dict[str, bytes], parent: str | None = None):
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def copy_from(folder_fd: int, destination: str) -> None:
+    """Copy the files of an open folder into ``destination`` (the student's process, before any
+    student code runs, into its own /tmp); links and special files are not followed or copied."""
+    for entry in os.scandir(folder_fd):
+        target = os.path.join(destination, entry.name)
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+        if entry.is_dir(follow_symlinks=False):
+            inner = os.open(entry.name, flags | os.O_DIRECTORY, dir_fd=folder_fd)
+            try:
+                os.mkdir(target, 0o700)
+                copy_from(inner, target)
+            finally:
+                os.close(inner)
+        elif entry.is_file(follow_symlinks=False):
+            source = os.open(entry.name, flags, dir_fd=folder_fd)
+            with os.fdopen(source, "rb") as reading, open(target, "wb") as writing:
+                shutil.copyfileobj(reading, writing, 1 << 20)

@@ -63,6 +63,9 @@ class Template:
         self.recorder = OutputRecorder(self.shell)
         self.guard = IntegrityGuard(self.shell)
         self._readable: dict[tuple, list[str]] = {}
+        from .bubblewrap import readable_paths
+
+        readable_paths()  # the allow-list, read from the distributions' metadata once, before any fork
 
     def readable_roots(self, protected: list[str]) -> list[str]:
         """The folders a grading process may read (computed once per protected set)."""

@@ -33,7 +33,7 @@ from .protocol import MAX_JSON_DEPTH, Closed, ProtocolError, Reader, TimedOut, n
 from .recorder import clip
 from .trusted_tests import TrustedSide, is_trusted_test, output_size
 from .values import ValueRejected, decode
-from .zygote import ZygoteFailed, end_process
+from .zygote import ZygoteFailed
 
 #: Seconds an interrupted cell gets to stop before its process is killed.
 INTERRUPT_GRACE = 2.0
@@ -42,6 +42,9 @@ STARTUP_TIMEOUT = 60.0
 #: Messages carrying values (a probe's answer) may be this large; all of them together, this.
 VALUE_MESSAGE_LIMIT = 16 * 1024 * 1024
 TOTAL_MESSAGE_LIMIT = 64 * 1024 * 1024
+#: The finding of every notebook graded with ``--unsafe-no-sandbox`` where bubblewrap could not run.
+UNSANDBOXED = ("GRADED WITHOUT THE SANDBOX (--unsafe-no-sandbox): this student's code could read the machine's "
+               "files and the grader's environment; do not use these grades for a class")
 
 
 @dataclass
@@ -66,16 +69,26 @@ class StudentProcess:
         self.zygote, self.report = zygote, report
         self.limits = policy.limits
         self.pid, self.commands, replies = zygote.spawn(policy.to_message())
+        if not zygote.sandboxed and policy.limits.unsafe_no_sandbox:
+            report.findings.append(UNSANDBOXED)
         self.reader = Reader(replies, TOTAL_MESSAGE_LIMIT + self.limits.output_limit_bytes,
                              VALUE_MESSAGE_LIMIT + self.limits.output_limit_bytes)
         self.alive = True
         self.ended_how = ""
+        self.fault = ""  # what went wrong if it could not set itself up (from the zygote, never from it)
         self.notebook_deadline = time.monotonic() + self.limits.notebook_timeout
         self.counter = 0
 
     def wait_ready(self) -> dict:
+        """Wait until the process has set up its walls. One that could not, before any student code
+        ran, is a fault of the grading machine (``ZygoteFailed``: the notebook is not graded)."""
+        before = len(self.report.findings)
         message = self._next(time.monotonic() + STARTUP_TIMEOUT, None)
-        return message or {}
+        if message is None:
+            lines = self.fault.strip().splitlines()
+            why = lines[-1] if lines else "; ".join(self.report.findings[before:]) or self.ended_how
+            raise ZygoteFailed(f"the notebook's process could not set itself up, before any of its code ran ({why})")
+        return message
 
     def request(self, verb: str, payload: dict, label: str) -> dict | None:
         """Send one command (``run`` or ``probe``) and return its reply (None if none came)."""
@@ -111,10 +124,7 @@ class StudentProcess:
                     return None
                 self.report.findings.append(f"{label} ran longer than {self.limits.cell_timeout:g} s and was interrupted")
                 interrupted = True
-                try:
-                    os.kill(self.pid, signal.SIGINT)
-                except (ProcessLookupError, PermissionError):
-                    pass
+                self.zygote.signal(self.pid, signal.SIGINT)
                 deadline = min(time.monotonic() + INTERRUPT_GRACE, self.notebook_deadline + INTERRUPT_GRACE)
                 continue
             except ProtocolError as error:
@@ -124,10 +134,6 @@ class StudentProcess:
                 return None
             except Closed:
                 self._gone(f"during {label or 'its set-up'}")
-                return None
-            if "crash" in message:
-                self.report.findings.append(f"grader fault: {clip(str(message['crash']), 2000)}")
-                self._end()
                 return None
             if expect is None and message.get("ready") is True:
                 return message
@@ -148,7 +154,7 @@ class StudentProcess:
     def _end(self) -> None:
         if self.alive:
             self.alive = False
-            end_process(self.pid)
+            self.zygote.signal(self.pid, signal.SIGKILL)
             self._reap()
             self.ended_how = "was stopped"
 
@@ -161,9 +167,10 @@ class StudentProcess:
             os.close(self.reader.fd)
         except OSError:
             pass
-        end_process(self.pid)
-        try:
-            return self.zygote.wait(self.pid)
+        self.zygote.signal(self.pid, signal.SIGKILL)
+        try:  # how it ended, as a parent saw it: nothing the process itself wrote
+            status, self.fault = self.zygote.wait(self.pid)
+            return status
         except ZygoteFailed:
             return None
 

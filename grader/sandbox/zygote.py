@@ -1,38 +1,38 @@
 """The zygote: a clean, pre-warmed interpreter that forks one student's process per notebook.
 
-Started by the supervisor as a new program (``python -m grader.sandbox.zygote``) with an almost
-empty environment, it imports the common modules once, prepares the IPython shell
+Started by the supervisor as a new program inside bubblewrap (``bubblewrap.py``: the allow-list of
+files, an empty environment, no network; ``python -I -S``, so neither the current folder nor
+``PYTHONPATH`` is on its ``sys.path``), it imports the common modules once, prepares the IPython shell
 (``shell.Template``) and then only forks. It never receives a notebook, a test or an expected
 value, so a student's process, a copy of it, finds none of those in its memory, its environment
 (``/proc/self/environ``) or its history. The modules an exercise forbids are not loaded in it at
 all (a zygote per set of forbidden modules), so they are not in a student's memory either.
 
 The supervisor talks to it over a Unix socket: a request carries the two pipe ends of the new
-process (``SCM_RIGHTS``); the reply names the process, and later how it ended. The zygote is a
-subreaper: whatever a student's process started is killed when that process ends.
+process and its scratch folder (``SCM_RIGHTS``); the reply names the process and carries a pidfd
+(the supervisor signals through it), and later says how it ended (a wait status seen by a
+parent: the one thing the supervisor learns of a crash, and nothing the student's process writes).
+
+Inside the sandbox each student's process is PID 1 of a PID namespace of its own, so whatever it
+started dies with it; the zygote starts it through a namespace parent (``namespaces.py``) and never
+changes namespace itself. Outside the sandbox, the zygote forks the student's process itself, is
+a subreaper and kills what is left.
 """
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import json
 import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 
-_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
+from . import bubblewrap
+from .namespaces import _LIBC, SpawnFailed, _libc_failed, die_with_parent, spawn_here, spawn_in_own_namespace
 
-
-def die_with_parent() -> None:
-    """Be killed when the process that started this one dies (Linux; elsewhere nothing happens)."""
-    try:
-        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+_PR_SET_CHILD_SUBREAPER = 36
 
 
 # ---- the supervisor's side ------------------------------------------------------------------------
@@ -45,19 +45,26 @@ class Zygote:
 
     def __init__(self, preload_modules=(), startup_timeout: float = 120.0):
         self.preload = [m for m in preload_modules]
+        #: inside bubblewrap (the walls of ``bubblewrap.py``); else only the kit's own walls
+        self.sandboxed = bubblewrap.unavailable_because() is None
+        self.pidfds: dict[int, int] = {}
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": os.environ.get("LANG", "C.UTF-8"),
-               "PYTHONPATH": package_root, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+        # -I -S: neither the current folder, PYTHONPATH nor site-packages' .pth files decide what is
+        # imported; sys.path is the allow-list's import folders, set by BOOT. -B: no .pyc is written
+        # (-I ignores PYTHONDONTWRITEBYTECODE; a stale one would be a write outside the scratch folder)
+        program = [bubblewrap.interpreter(), "-I", "-S", "-B", "-c", BOOT, json.dumps(bubblewrap.import_roots()),
+                   str(child.fileno()), json.dumps(self.preload), str(os.getpid()), "1" if self.sandboxed else "0"]
+        if self.sandboxed:
+            program, env = bubblewrap.command(program), {}
+        else:
+            env = {k: v for k, v in bubblewrap.ENVIRONMENT.items() if k not in ("HOME", "MPLCONFIGDIR")}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "grader.sandbox.zygote", str(child.fileno()), json.dumps(self.preload),
-             str(os.getpid())],
-            pass_fds=[child.fileno()], env=env, cwd="/", stdin=subprocess.DEVNULL,
+            program, pass_fds=[child.fileno()], env=env, cwd="/", stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         child.close()
         self.socket = parent
         self.buffer = b""
-        ready = self._receive(startup_timeout)
+        ready, _ = self._receive(startup_timeout)
         if ready.get("ready") is not True:
             raise ZygoteFailed(f"the grading interpreter did not start: {ready}")
 
@@ -71,49 +78,78 @@ class Zygote:
         return self.process.poll() is None
 
     def spawn(self, policy_message: dict) -> tuple[int, int, int]:
-        """Fork a student's process; return ``(pid, fd to write commands, fd to read replies)``."""
+        """Fork a student's process; return ``(pid, fd to write commands, fd to read replies)``.
+
+        The pid is the zygote's name for it (inside the sandbox's PID namespace): signal it with
+        ``signal``, never ``os.kill``."""
         commands_read, commands_write = os.pipe()
         replies_read, replies_write = os.pipe()
-        try:
-            socket.send_fds(self.socket, [(json.dumps({"spawn": policy_message}) + "\n").encode()],
-                            [commands_read, replies_write])
+        given = [commands_read, replies_write]
+        try:  # the scratch folder travels as an open folder: the process copies its files into its own /tmp
+            given.append(os.open(policy_message["scratch_dir"], os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
+            socket.send_fds(self.socket, [(json.dumps({"spawn": policy_message}) + "\n").encode()], given)
         except OSError as error:
-            for fd in (commands_read, commands_write, replies_read, replies_write):
+            for fd in (*given, commands_write, replies_read):
                 os.close(fd)
             raise ZygoteFailed(f"the grading interpreter is gone ({error})") from None
-        os.close(commands_read)
-        os.close(replies_write)
-        reply = self._receive(30.0)
-        if "pid" not in reply:
-            os.close(commands_write)
-            os.close(replies_read)
-            raise ZygoteFailed(f"the grading interpreter could not fork: {reply}")
-        return int(reply["pid"]), commands_write, replies_read
+        for fd in given:
+            os.close(fd)
+        reply, fds = self._receive(30.0)
+        if "pid" not in reply or len(fds) != 1:
+            for fd in (*fds, commands_write, replies_read):
+                os.close(fd)
+            why = reply.get("error") if isinstance(reply.get("error"), str) else json.dumps(reply)[:300]
+            raise ZygoteFailed(f"the grading interpreter could not start the notebook's process: {why}")
+        pid = int(reply["pid"])
+        self.pidfds[pid] = fds[0]
+        return pid, commands_write, replies_read
 
-    def wait(self, pid: int, timeout: float = 30.0) -> int:
-        """The wait status of the student's process ``pid`` (after it ended or was killed)."""
-        reply = self._receive(timeout)
+    def signal(self, pid: int, number: int) -> None:
+        """Send a signal to the student's process ``pid`` (by its pidfd: PID namespaces do not matter)."""
+        pidfd = self.pidfds.get(pid)
+        if pidfd is not None:
+            try:
+                signal.pidfd_send_signal(pidfd, number)
+            except (ProcessLookupError, PermissionError, OSError):
+                pass
+
+    def wait(self, pid: int, timeout: float = 30.0) -> tuple[int, str]:
+        """How the student's process ``pid`` ended (after it ended or was killed): its wait status,
+        as a parent saw it, and what went wrong if it could not set itself up (empty if nothing did).
+        The student's process can write neither: it has no way to either before its code runs."""
+        reply, _ = self._receive(timeout)
+        pidfd = self.pidfds.pop(pid, None)
+        if pidfd is not None:
+            os.close(pidfd)
         if reply.get("exited") != pid:
             raise ZygoteFailed(f"unexpected reply from the grading interpreter: {reply}")
-        return int(reply["status"])
+        return int(reply["status"]), str(reply.get("fault", ""))
 
-    def _receive(self, timeout: float) -> dict:
+    def _receive(self, timeout: float) -> tuple[dict, list[int]]:
         deadline = time.monotonic() + timeout
+        fds: list[int] = []
         while b"\n" not in self.buffer:
             self.socket.settimeout(max(0.01, deadline - time.monotonic()))
             try:
-                chunk = self.socket.recv(1 << 16)
+                chunk, more, _, _ = socket.recv_fds(self.socket, 1 << 16, 1)
             except OSError:  # including a timeout
-                chunk = b""
+                chunk, more = b"", []
+            fds.extend(more)
             if not chunk:
+                for fd in fds:
+                    os.close(fd)
                 error = b""
+                try:  # a zygote that closed its socket is ending: its last words say why
+                    self.process.wait(2.0)
+                except subprocess.TimeoutExpired:
+                    pass
                 if not self.alive() and self.process.stderr is not None:
                     error = self.process.stderr.read()[-2000:]
                 raise ZygoteFailed("the grading interpreter stopped answering"
                                    + (f": {error.decode(errors='replace')}" if error else ""))
             self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
-        return json.loads(line)
+        return json.loads(line), fds
 
     def close(self) -> None:
         try:
@@ -173,24 +209,23 @@ def _reap_orphans() -> None:
                 pass
 
 
-def main(sock_fd: int, preload: list[str], parent: int) -> None:
+def main(sock_fd: int, preload: list[str], parent: int, sandboxed: bool = False) -> None:
     from .child import run_child
     from .shell import Template
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor ends us (Ctrl-C reaches it, not us)
-    die_with_parent()
-    if os.getppid() != parent:  # the supervisor died before we could ask to die with it
-        return
-    try:
-        ctypes.CDLL(None).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+    if not die_with_parent() and sandboxed:
+        raise _libc_failed("prctl", "cannot tie the grading interpreter to its worker")
+    if not sandboxed and os.getppid() != parent:  # the supervisor died before we could ask to die with it
+        return  # (inside bubblewrap, --die-with-parent does this, and our parent is bwrap's)
+    if not sandboxed and _LIBC is not None:  # inside, each student's process is PID 1 and reaps its own
+        _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     sock = socket.socket(fileno=sock_fd)
     template = Template(preload)
     _send(sock, {"ready": True})
     buffer = b""
     while True:
-        data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 2)
+        data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
         if not data:
             return
         buffer += data
@@ -200,36 +235,55 @@ def main(sock_fd: int, preload: list[str], parent: int) -> None:
             continue
         line, buffer = buffer.split(b"\n", 1)
         request = json.loads(line)
-        if "spawn" not in request or len(fds) != 2:
+        if "spawn" not in request or len(fds) != 3:
             for fd in fds:
                 os.close(fd)
             _send(sock, {"error": "malformed request"})
             continue
-        commands, replies = fds
+        commands, replies, scratch = fds
+        fault_read, fault_write = os.pipe()  # what went wrong while the process set itself up, if it did
+        fds.append(fault_write)
+
+        def run(*, commands=commands, replies=replies, scratch=scratch, fault=fault_write, unused=fault_read,
+                policy=request["spawn"]):
+            sock.close()
+            os.close(unused)
+            run_child(template, policy, commands, replies, scratch, sandboxed, fault)
+
         gc.collect()
         gc.freeze()  # objects shared with the child: the collector must not walk (and so copy) them
-        pid = os.fork()
-        if pid == 0:
-            try:
-                die_with_parent()
-                sock.close()
-                run_child(template, request["spawn"], commands, replies)
-            except BaseException:  # a fault of the grader itself: say so, do not hide it
-                import traceback
-
-                try:
-                    os.write(replies, (json.dumps({"crash": traceback.format_exc()[-3000:]}) + "\n").encode())
-                except OSError:
-                    pass
-            finally:
-                os._exit(70)
-        os.close(commands)
-        os.close(replies)
-        _send(sock, {"pid": pid})
-        _, status = os.waitpid(pid, 0)
-        _reap_orphans()
-        _send(sock, {"exited": pid, "status": status})
+        try:
+            if sandboxed:
+                waited, pid, pidfd = spawn_in_own_namespace(sock, run, fault_write, fds)
+            else:
+                waited, pid, pidfd = spawn_here(run, fault_write)
+        except SpawnFailed as error:
+            for fd in (*fds, fault_read):
+                os.close(fd)
+            _send(sock, {"error": error.strerror})
+            continue
+        for fd in fds:
+            os.close(fd)
+        socket.send_fds(sock, [(json.dumps({"pid": pid}) + "\n").encode()], [pidfd])
+        os.close(pidfd)
+        _, status = os.waitpid(waited, 0)  # the namespace parent ends as the student's process did
+        if not sandboxed:
+            _reap_orphans()
+        fault = _read_all(fault_read)
+        _send(sock, {"exited": pid, "status": status, **({"fault": fault} if fault else {})})
 
 
-if __name__ == "__main__":
-    main(int(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3]))
+def _read_all(fd: int, limit: int = 4000) -> str:
+    """What was written to a pipe whose writers are gone (at most ``limit`` bytes), and close it."""
+    os.set_blocking(fd, False)
+    try:
+        return os.read(fd, limit).decode(errors="replace")
+    except BlockingIOError:
+        return ""
+    finally:
+        os.close(fd)
+
+
+#: What the interpreter runs (``python -I -S -c BOOT``): the import folders are the allow-list's.
+BOOT = ("import json, sys; sys.path[:] = json.loads(sys.argv[1]); from grader.sandbox.zygote import main; "
+        "main(int(sys.argv[2]), json.loads(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == '1')")

