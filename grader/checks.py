@@ -24,7 +24,7 @@ import numpy as np
 from .sandbox.values import Opaque, StudentException, plain
 
 __all__ = ["student", "student_batch", "check", "check_close", "describe", "Opaque", "StudentException",
-           "StudentCodeError", "NoAnswer"]
+           "StudentCodeError", "NoAnswer", "backward_calls", "with_grad_fn", "gradients_by_node", "first_wrong_node"]
 
 
 class StudentCodeError(Exception):
@@ -161,3 +161,122 @@ def check_close(what, got, expected, inp, rtol=1e-6, atol=1e-9):
         gap = float(np.max(np.abs(values - expected))) if values.size else 0.0
         check(False, what, describe(expected),
               f"{describe(array)} (off by up to {gap:.3g}; allowed: rtol={rtol}, atol={atol})", inp)
+
+
+def backward_calls(torch, call):
+    """``(call()'s value, the backward calls it made)``, recorded in the student's process.
+
+    A method check for a task whose wording asks for a way of computing (one ``y``, two backward
+    calls on it; ``backward`` on a non-scalar ``y`` with a gradient): each call made through
+    ``Tensor.backward`` or ``torch.autograd.backward`` is ``(output, shape, gradient shape)``,
+    outputs numbered in the order first seen (the same ``y`` twice gives 0, 0; a ``y`` built twice
+    gives 0, 1) and the gradient shape ``None`` where none was given. It runs beside the student's
+    code, which could change anything here: it catches honest mistakes only, and points still rest
+    on the values the trusted test checks.
+    """
+    calls, outputs, inside = [], [], [False]
+    tensor_backward, autograd_backward = torch.Tensor.backward, torch.autograd.backward
+
+    def note(output, gradient):
+        number = next((i for i, seen in enumerate(outputs) if seen is output), None)
+        if number is None:
+            outputs.append(output)
+            number = len(outputs) - 1
+        shape = None if gradient is None else tuple(getattr(gradient, "shape", np.shape(gradient)))
+        calls.append((number, tuple(output.shape), shape))
+
+    def recorded(run, note_call):
+        def spy(*args, **kwargs):
+            if not inside[0]:  # PyTorch's Tensor.backward calls torch.autograd.backward: one call
+                note_call(*args, **kwargs)
+            inside[0], was = True, inside[0]
+            try:
+                return run(*args, **kwargs)
+            finally:
+                inside[0] = was
+        return spy
+
+    def tensor_call(self, gradient=None, *args, **kwargs):
+        note(self, gradient)
+
+    def autograd_call(tensors, grad_tensors=None, *args, **kwargs):
+        many = isinstance(tensors, (list, tuple))
+        grads = grad_tensors if many and isinstance(grad_tensors, (list, tuple)) else [grad_tensors]
+        for i, output in enumerate(tensors if many else [tensors]):
+            note(output, grads[i] if i < len(grads) else None)
+
+    torch.Tensor.backward = recorded(tensor_backward, tensor_call)
+    torch.autograd.backward = recorded(autograd_backward, autograd_call)
+    try:
+        value = call()
+    finally:
+        torch.Tensor.backward, torch.autograd.backward = tensor_backward, autograd_backward
+    return value, calls
+
+
+def with_grad_fn(value):
+    """``(value, the name of the operation the engine recorded as producing it)``, in the student's process.
+
+    The name is ``None`` for a leaf, a gradient (``a.grad``, ``torch.autograd.grad``'s result) or
+    anything that is not a tensor, and e.g. ``'DivBackward0'`` for ``f(a) / a``: a method check
+    for honest mistakes, like ``backward_calls``.
+    """
+    grad_fn = getattr(value, "grad_fn", None)
+    return value, None if grad_fn is None else type(grad_fn).__name__
+
+
+def gradients_by_node(root, parents, backward):
+    """``(the nodes in topological order from root, {id(node): the gradient reaching it})``: a reference pass.
+
+    ``parents(node)`` lists a node's inputs (one may be listed twice, as in ``a * a``) and
+    ``backward(node, grad)`` returns one gradient per input. A node runs once every node that uses
+    it has run (Kahn's algorithm, no recursion), so its gradient is complete; the root's is 1.0.
+    The grader runs it on its own copy of a graph, to say which node a student's pass got wrong.
+    """
+    nodes, users = [root], {id(root): 0}
+    for node in nodes:
+        for parent in parents(node):
+            if id(parent) not in users:
+                users[id(parent)] = 0
+                nodes.append(parent)
+            users[id(parent)] += 1
+    grads, order, ready = {id(root): 1.0}, [], [root]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        inputs = list(parents(node))
+        if not inputs:
+            continue
+        for parent, grad in zip(inputs, backward(node, grads[id(node)])):
+            grads[id(parent)] = grads.get(id(parent), 0.0) + grad
+            users[id(parent)] -= 1
+            if users[id(parent)] == 0:
+                ready.append(parent)
+    return order, grads
+
+
+def first_wrong_node(nodes, rtol=1e-6, atol=1e-9):
+    """The first node whose gradient differs from the reference's, or ``None`` if none does.
+
+    ``nodes`` is ``[(label, expected, got), ...]`` in topological order from the output: the
+    gradient the reference computed for each node and the one the student's backward pass sent it
+    (``None``: none reached it, taken as 0). Returns ``(label, expected, got)`` as texts, with the
+    shapes where they differ, for a message like "the gradient reaching `x * y` is wrong: expected
+    0.5, got 1.0". Runs in the grader's process, on values the student's process returned.
+    """
+    for label, expected, got in nodes:
+        want = np.asarray(expected, dtype=float)
+        try:
+            have = np.zeros_like(want) if got is None else np.asarray(got, dtype=float)
+        except (TypeError, ValueError):
+            return label, describe(want), f"{got!r} (not a number or array)"
+        if have.shape != want.shape:
+            return label, f"shape {want.shape}", f"shape {have.shape}"
+        if not np.allclose(have, want, rtol=rtol, atol=atol):
+            return label, _number(want), "no gradient" if got is None else _number(have)
+    return None
+
+
+def _number(array: np.ndarray) -> str:
+    """A number as Python prints it (``1.0``, not NumPy's ``1.``); an array as ``describe`` does."""
+    return repr(array.item()) if array.ndim == 0 else describe(array)

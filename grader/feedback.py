@@ -12,6 +12,7 @@ from .course import Course, ensure_nbgrader_tools_on_path
 from .errors import EnvironmentFault
 from .faults import describe, logged_errors
 from .preprocessors import HideHiddenTests
+from .sandbox.trusted_tests import is_trusted_test
 from .report import write_whole
 from .student_text import CSP_META, for_html, with_csp
 
@@ -23,16 +24,18 @@ def generate_feedback(course: Course, assignment: str, hide_hidden_tests: bool =
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
     from nbgrader.converters import GenerateFeedback
     from nbgrader.converters.base import NbGraderException
-    from nbgrader.preprocessors import GetGrades
 
     config = course.config()
-    preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor]
+    preprocessors = [_pending_grades(), CSSHTMLHeaderPreprocessor]
     if hide_hidden_tests:
-        preprocessors.insert(0, HideHiddenTests)
+        preprocessors.insert(0, _HideHiddenTests)
     config.merge(Config({"GenerateFeedback": {"preprocessors": preprocessors}, "BaseConverter": {"force": True},
                          # a student's markup in an output or a markdown cell is shown, never run
                          "HTMLExporter": {"sanitize_html": True,
-                                          "filters": {"clean_html": "grader.student_text.clean_html"}}}))
+                                          "filters": {"clean_html": "grader.student_text.clean_html"},
+                                          # nbgrader's page, with pending written answers said to be pending
+                                          "template_name": "kit_feedback",
+                                          "extra_template_basedirs": [str(TEMPLATES), _nbgrader_templates()]}}))
     config.GenerateFeedback.exporter_class = _feedback_exporter()
     coursedir = course.coursedir(assignment_id=assignment, student_id="*")
     converter = GenerateFeedback(coursedir=coursedir, config=config)
@@ -64,15 +67,61 @@ def generate_feedback(course: Course, assignment: str, hide_hidden_tests: bool =
     return pages
 
 
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+class _HideHiddenTests(HideHiddenTests):
+    """``HideHiddenTests`` knowing which test cells the kit's grader runs as trusted tests."""
+
+    is_trusted_test = staticmethod(is_trusted_test)
+
+
+def _nbgrader_templates() -> str:
+    """nbgrader's own feedback template's folder, which ``kit_feedback`` extends."""
+    import nbgrader
+
+    return str(Path(nbgrader.__file__).resolve().parent / "server_extensions" / "formgrader" / "templates")
+
+
+def _pending_grades():
+    """nbgrader's ``GetGrades``, marking the answers that wait for a person's grade as pending, not 0.
+
+    nbgrader gives such an answer the score 0 until someone grades it, and its feedback page shows
+    that 0 as if it were final. The cell is marked ``pending`` (the page says "pending / 2") and the
+    page's heading says how many points still wait for hand grading.
+    """
+    from nbgrader.preprocessors import GetGrades
+
+    class PendingGrades(GetGrades):
+        def preprocess(self, nb, resources):
+            resources.setdefault("nbgrader", {})["pending"] = 0.0
+            return super().preprocess(nb, resources)
+
+        def _get_score(self, cell, resources):
+            super()._get_score(cell, resources)
+            grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
+                                              self.assignment_id, self.student_id)
+            if grade.needs_manual_grade and grade.manual_score is None:
+                cell.metadata.nbgrader["pending"] = True
+                resources["nbgrader"]["pending"] += grade.max_score
+
+    return PendingGrades
+
+
 def _feedback_exporter():
     """nbconvert's HTML exporter, with markdown cleaned as ``sanitize_html`` cleans outputs: nbgrader's
     feedback template renders markdown cells (the student's own among them) and comments without it."""
     from nbconvert.exporters import HTMLExporter
-    from jinja2 import pass_context
+    from jinja2 import FileSystemLoader, pass_context
+    from traitlets import default
 
     from .student_text import clean_html
 
     class FeedbackHTMLExporter(HTMLExporter):
+        @default("extra_loaders")
+        def _nbgrader_loader(self):  # for kit_feedback's {% extends 'feedback/index.html.j2' %}
+            return [FileSystemLoader(_nbgrader_templates())]
+
         @pass_context
         def markdown2html(self, context, source):
             return clean_html(super().markdown2html(context, source))

@@ -13,6 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kithub  # noqa: E402
 import lessons  # noqa: E402
+import logins  # noqa: E402
 
 c = get_config()  # noqa: F821
 spec = kithub.ClassSpec.load(os.environ["KIT_HUB_STATE"])
@@ -30,11 +31,6 @@ c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
 c.JupyterHub.pid_file = str(state / "jupyterhub.pid")
 c.JupyterHub.cleanup_servers = True  # stopping the hub stops every user server
-
-# ---- who logs in: the demo's system passwords (PAM). A real class: the university's OAuth or LTI ----
-c.JupyterHub.authenticator_class = "pam"
-c.PAMAuthenticator.open_sessions = False
-c.Authenticator.allowed_users = set(spec.people())
 
 # ---- each person's server runs as their own system account ----
 c.JupyterHub.spawner_class = "localprocess"
@@ -93,7 +89,9 @@ for course in spec.courses:
         "cwd": str(course.directory(spec)),
         "environment": {"PATH": spec.path()},
     })
-c.JupyterHub.load_groups = groups
+# ---- who logs in: the demo's system passwords (PAM), or the university's LTI 1.3 or OpenID Connect
+# (class.json's "logins"); either way only the class's people, in the course groups it gives them ----
+logins.configure(c, spec, groups)
 c.JupyterHub.services = services
 roles.append({
     # A server's own token: enough for nbgrader's JupyterHubAuthPlugin to read the owner's groups

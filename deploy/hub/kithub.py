@@ -88,6 +88,7 @@ class ClassSpec:
     python: str = os.path.normpath(os.path.abspath(sys.executable))  # the environment the hub, the servers and kitgrade run in
     lessons: str = str(ROOT / "notebooks")       # the originals, copied into the state folder at set-up
     exercises: str = str(ROOT / "exercises")     # copied into each grader's home at set-up
+    logins: dict = field(default_factory=dict)   # university logins (LTI 1.3 or OIDC): deploy/hub/logins.py; none: PAM
 
     # ---- layout ------------------------------------------------------
     @property
@@ -589,13 +590,18 @@ def backup_gradebooks(state: Path) -> Path | None:
 
 def logins(spec: ClassSpec) -> str:
     lines = [f"JupyterHub: {spec.url}/hub/login   (localhost only; stop with Ctrl-C)", ""]
+    method = (spec.logins or {}).get("method", "pam")
+
+    def login(person: str) -> str:  # a class on the university's logins has no password of the hub
+        return f"password {spec.passwords.get(person, '(none)')}" if method == "pam" else f"logs in with {method}"
+
     for course in spec.courses:
         lines.append(f"course {course.course_id}: assignments {', '.join(course.assignments)} released")
         for person in course.instructors:
-            lines.append(f"  instructor  {person:<12} password {spec.passwords[person]}   "
+            lines.append(f"  instructor  {person:<12} {login(person)}   "
                          f"grader service: {spec.url}/services/{course.course_id}/lab")
         for person in course.students:
-            lines.append(f"  student     {person:<12} password {spec.passwords[person]}")
+            lines.append(f"  student     {person:<12} {login(person)}")
     dates = [f"{a} due {d}" for c in spec.courses for a, d in c.due.items()]
     if dates:
         lines += ["", "due: " + "; ".join(dates) + " (class.json: due, extensions, late_penalty; "

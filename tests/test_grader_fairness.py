@@ -1,0 +1,477 @@
+"""Every correct answer earns its points, and each wrong one loses exactly its task's: graded by ``kitgrade autograde``.
+
+One course made by ``kitgrade init`` with the kit's two problem sets, one ``autograde`` run per problem
+set. Each task has several right answers (other styles: 0-d, ``arange``, list-built, in-place,
+out-of-place, another formula, a helper in the same cell) and several wrong ones (wrong values, or
+right values by a way the task rules out). Student ``k`` answers every task with its ``k``-th answer
+(the instructor's where a task has fewer), so a handful of students covers them all; each test
+checks one task's test cells for every student: full points for a right answer, exactly the cells
+the answer should fail for a wrong one, and every other task's cells untouched.
+
+The feedback tests read the pages ``kitgrade feedback`` makes for the same class: a written answer
+waiting for its grader shows as pending, and a hidden-test cell whose visible check failed shows
+that check's message. The first-wrong-node tests read the failing messages of ps2's backward.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from html import unescape
+
+import nbformat
+import pytest
+
+from conftest import ROOT
+from grader.cli import main as kitgrade
+
+PS1, PS2 = "ps1_autograd_basics", "ps2_build_your_own"
+NOTEBOOKS = {PS1: "autograd_basics", PS2: "build_your_own"}
+BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
+RIGHT = frozenset()
+
+# ---- ps1 ------------------------------------------------------------------------------------------
+# {solution cell: (its test cells, [(answer, the test cells it must fail), ...])}
+PS1_TASKS = {
+    "second_derivative": (("test_second_derivative",), [
+        ('''\
+def second_derivative(f, x0):  # backward on the first derivative instead of a second grad
+    x = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
+    (dy,) = torch.autograd.grad(f(x), x, create_graph=True)
+    dy.backward()
+    return float(x.grad)''', RIGHT),
+        ('''\
+def _derivative(f, x):
+    return torch.autograd.grad(f(x), x, create_graph=True)[0]
+
+
+def second_derivative(f, x0):  # a helper in the same cell
+    x = torch.tensor(float(x0), dtype=torch.float64, requires_grad=True)
+    return _derivative(lambda t: _derivative(f, t), x).item()''', RIGHT),
+        ('''\
+def second_derivative(f, x0):  # a 0-d tensor, not a float
+    x = torch.tensor(float(x0), dtype=torch.float64, requires_grad=True)
+    (dy,) = torch.autograd.grad(f(x), x, create_graph=True)
+    return torch.autograd.grad(dy, x)[0]''', {"test_second_derivative"}),
+        ('''\
+def second_derivative(f, x0):  # finite differences of autograd's first derivative
+    def first(v):
+        x = torch.tensor(v, dtype=torch.float64, requires_grad=True)
+        f(x).backward()
+        return x.grad.item()
+    return (first(x0 + 1e-4) - first(x0 - 1e-4)) / 2e-4''', {"test_second_derivative"}),
+    ]),
+    "backward_twice": (("test_backward_twice",), [
+        ('''\
+def backward_twice(x):  # the graph kept both times
+    y = 2 * torch.dot(x, x)
+    y.backward(retain_graph=True)
+    y.backward(retain_graph=True)
+    return x.grad''', RIGHT),
+        ('''\
+def backward_twice(x):  # torch.autograd.backward, then the method
+    y = 2 * (x * x).sum()
+    torch.autograd.backward(y, retain_graph=True)
+    y.backward()
+    return x.grad''', RIGHT),
+        ('''\
+def backward_twice(x):  # y built twice: never needs retain_graph
+    y = 2 * torch.dot(x, x)
+    y.backward()
+    y = 2 * torch.dot(x, x)
+    y.backward()
+    return x.grad''', {"test_backward_twice"}),
+        ('''\
+def backward_twice(x):  # one backward, doubled by hand
+    y = 2 * torch.dot(x, x)
+    y.backward()
+    return 2 * x.grad''', {"test_backward_twice"}),
+    ]),
+    "elementwise_derivative": (("test_elementwise_derivative",), [
+        ('''\
+def elementwise_derivative(f, x):  # the gradient positional, built from x's shape
+    y = f(x)
+    y.backward(torch.ones(x.shape, dtype=x.dtype))
+    return x.grad''', RIGHT),
+        ('''\
+def _weights(y):
+    return torch.ones_like(y)
+
+
+def elementwise_derivative(f, x):  # torch.autograd.backward and a helper, the gradient cloned
+    y = f(x)
+    torch.autograd.backward(y, _weights(y))
+    return x.grad.clone()''', RIGHT),
+        ('''\
+def elementwise_derivative(f, x):  # backward on a scalar: the right numbers, not the task's way
+    f(x).sum().backward()
+    return x.grad''', {"test_elementwise_derivative"}),
+        ('''\
+def elementwise_derivative(f, x):
+    y = f(x)
+    y.backward(gradient=y.detach())
+    return x.grad''', {"test_elementwise_derivative"}),
+    ]),
+    "weighted_backward": (("test_weighted_backward",), [
+        ('''\
+def weighted_backward(values, v):  # float32 leaves, float() of each gradient
+    x1, x2, x3 = [torch.tensor(float(value), requires_grad=True) for value in values]
+    y = torch.stack([x1 * x2 * x3, x1 + x2 + x3, x1 + x2 * x3])
+    y.backward(torch.tensor(v, dtype=torch.float32))
+    return [float(x.grad) for x in (x1, x2, x3)]''', RIGHT),
+        ('''\
+def weighted_backward(values, v):  # NumPy's float64 scalars are Python floats too
+    leaves = torch.tensor([float(value) for value in values], dtype=torch.float64, requires_grad=True)
+    x1, x2, x3 = leaves[0], leaves[1], leaves[2]
+    torch.stack([x1 * x2 * x3, x1 + x2 + x3, x1 + x2 * x3]).backward(torch.tensor(v, dtype=torch.float64))
+    return list(leaves.grad.numpy())''', RIGHT),
+        ('''\
+def weighted_backward(values, v):  # a list of 0-d tensors, not of floats
+    x1, x2, x3 = (torch.tensor(float(value), dtype=torch.float64, requires_grad=True) for value in values)
+    torch.stack([x1 * x2 * x3, x1 + x2 + x3, x1 + x2 * x3]).backward(torch.tensor(v, dtype=torch.float64))
+    return [x1.grad, x2.grad, x3.grad]''', {"test_weighted_backward"}),
+        ('''\
+def weighted_backward(values, v):  # the weights forgotten
+    x1, x2, x3 = (torch.tensor(float(value), dtype=torch.float64, requires_grad=True) for value in values)
+    torch.stack([x1 * x2 * x3, x1 + x2 + x3, x1 + x2 * x3]).sum().backward()
+    return [x1.grad.item(), x2.grad.item(), x3.grad.item()]''', {"test_weighted_backward"}),
+    ]),
+    "grad_of_f": (("test_grad_of_f_vector", "test_grad_of_f_matrix"), [
+        ('''\
+def grad_of_f(a):  # torch.autograd.grad
+    return torch.autograd.grad(f(a).sum(), a)[0]''', RIGHT),
+        ('''\
+def grad_of_f(a):  # backward with a gradient of ones, out of place
+    out = f(a)
+    out.backward(torch.ones_like(out))
+    return a.grad * 1''', RIGHT),
+        ('''\
+def grad_of_f(a):  # the formula of the hint, not autograd
+    return f(a) / a''', {"test_grad_of_f_vector", "test_grad_of_f_matrix"}),
+        ('''\
+def grad_of_f(a):
+    return f(a).detach()''', {"test_grad_of_f_vector", "test_grad_of_f_matrix"}),
+    ]),
+    "plot_sin": (("test_sin_points", "test_sin_derivative", "test_sin_plot"), [
+        ('''\
+x = torch.arange(-math.pi, math.pi + 0.01, 0.01, requires_grad=True)  # one step past pi: both ends in
+y = torch.sin(x)
+(dy,) = torch.autograd.grad(y.sum(), x)
+fig, ax = plt.subplots()
+ax.plot(x.detach().numpy(), y.detach().numpy(), label="sin")
+ax.plot(x.detach().numpy(), dy.numpy(), label="derivative")
+ax.legend()''', RIGHT),
+        ('''\
+x = torch.arange(-math.pi, math.pi, 0.01, requires_grad=True)  # stops one step short of pi
+y = torch.sin(x)
+y.backward(torch.ones_like(y))
+dy = x.grad
+fig, ax = plt.subplots()
+ax.plot(x.detach().numpy(), y.detach().numpy(), label="sin")
+ax.plot(x.detach().numpy(), dy.numpy(), label="derivative")
+ax.legend()''', {"test_sin_points"}),
+        ('''\
+x = torch.linspace(-math.pi, math.pi, 200, requires_grad=True)
+y = torch.sin(x)
+dy = torch.cos(x)  # the formula, not autograd
+fig, ax = plt.subplots()
+ax.plot(x.detach().numpy(), y.detach().numpy(), label="sin")
+ax.plot(x.detach().numpy(), dy.detach().numpy(), label="derivative")
+ax.legend()''', {"test_sin_derivative"}),
+        ('''\
+x = torch.linspace(-math.pi, math.pi, 200, requires_grad=True)
+y = torch.sin(x)
+y.sum().backward()
+dy = x.grad
+fig, ax = plt.subplots()
+ax.plot(x.detach().numpy(), y.detach().numpy(), label="sin")''', {"test_sin_plot"}),
+    ]),
+}
+
+# ---- ps2 ------------------------------------------------------------------------------------------
+#: backward answers wrong at the first node from the root, a middle one, and the last ones (the leaves)
+BACKWARD = '''\
+def backward(root, retain_graph=False):
+    grads = {id(root): ROOT_GRADIENT}
+    for node in reversed(topological_order(root)):
+        grad = grads.pop(id(node), None)
+        if grad is None:
+            continue
+        if node.is_leaf():
+            node.grad += grad
+            continue
+        if node.saved is None:
+            raise RuntimeError("the saved values were freed: call backward(root, retain_graph=True) the first time")
+        parent_grads = node.backward_fn(grad, *node.saved)
+        if not retain_graph and node.saved:
+            node.saved = None
+        for parent, parent_grad in zip(node.parents, parent_grads):
+            grads[id(parent)] = ADD
+            LEAF'''
+BACKWARD_RIGHT = BACKWARD.replace("ROOT_GRADIENT", "1.0").replace("ADD", "grads.get(id(parent), 0.0) + parent_grad")
+WRONG_AT = {
+    "first": BACKWARD_RIGHT.replace("{id(root): 1.0}", "{id(root): 2.0}"),
+    "middle": BACKWARD_RIGHT.replace("grads.get(id(parent), 0.0) + parent_grad", "parent_grad"),
+    "last": BACKWARD_RIGHT.replace("LEAF", "if parent.is_leaf():\n                parent.grad += parent_grad"),
+    # one gradient per distinct parent: x * x loses one; right wherever no node uses a parent twice
+    "hidden": BACKWARD_RIGHT.replace("for parent, parent_grad in zip(node.parents, parent_grads):",
+                                     "for parent, parent_grad in {id(p): (p, g) for p, g in zip(node.parents, "
+                                     "parent_grads)}.values():"),
+}
+BACKWARD_RIGHT = BACKWARD_RIGHT.replace("\n            LEAF", "")
+WRONG_AT = {where: code.replace("\n            LEAF", "") for where, code in WRONG_AT.items()}
+BACKWARD_CELLS = ("test_backward_values", "test_backward_shared", "test_backward_frees", "test_backward_retain")
+
+PS2_TASKS = {
+    "mul_backward": (("test_mul_backward",), [
+        ("def mul_backward(a, b, grad):  # 0-d arrays for 0-d inputs\n    return np.asarray(grad * b), np.asarray(grad * a)",
+         RIGHT),
+        ("def mul_backward(a, b, grad):\n    return np.multiply(b, grad), np.multiply(grad, a)", RIGHT),
+        ("def mul_backward(a, b, grad):\n    return grad * a, grad * b", {"test_mul_backward"}),
+    ]),
+    "exp_backward": (("test_exp_backward",), [
+        ("def exp_backward(a, grad):  # a 0-d array for a 0-d input\n    return np.array(grad * np.exp(a))", RIGHT),
+        ("def exp_backward(a, grad):\n    out = np.exp(a)\n    out *= grad  # in place, on its own array\n    return out",
+         RIGHT),
+        ("def exp_backward(a, grad):\n    return grad * a", {"test_exp_backward"}),
+    ]),
+    "unbroadcast": (("test_unbroadcast_leading", "test_unbroadcast_stretched", "test_unbroadcast_both"), [
+        ('''\
+def unbroadcast(grad, shape):  # one sum over every axis to drop or keep; shape () gives a 0-d array
+    grad = np.asarray(grad)
+    shape = tuple(shape)
+    padded = (1,) * (grad.ndim - len(shape)) + shape
+    axes = tuple(i for i, size in enumerate(padded) if size == 1 and grad.shape[i] != 1)
+    return np.array(grad.sum(axis=axes, keepdims=True).reshape(shape))''', RIGHT),
+        ('''\
+def unbroadcast(grad, shape):  # a loop, one axis at a time
+    grad = np.asarray(grad)
+    while grad.ndim > len(shape):
+        grad = grad.sum(axis=0)
+    for axis, size in enumerate(shape):
+        if size == 1 and grad.shape[axis] != 1:
+            grad = grad.sum(axis=axis, keepdims=True)
+    return grad''', RIGHT),
+        ("def unbroadcast(grad, shape):\n    return np.full(shape, np.sum(grad))",
+         {"test_unbroadcast_leading", "test_unbroadcast_stretched", "test_unbroadcast_both"}),
+    ]),
+    "sigmoid": (("test_sigmoid_forward", "test_sigmoid_backward", "test_sigmoid_saves_output"), [
+        ('''\
+class Sigmoid(Function):  # NumPy's scalars and a 0-d array back
+    @staticmethod
+    def forward(ctx, x):
+        out = np.exp(-np.logaddexp(0.0, -x))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_values
+        return np.array(grad * out * (1.0 - out))''', RIGHT),
+        ('''\
+class Sigmoid(Function):  # saves its input: the values are right, the way is not
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return 0.5 * (1.0 + math.tanh(0.5 * x))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_values
+        out = 0.5 * (1.0 + math.tanh(0.5 * x))
+        return grad * out * (1.0 - out)''', {"test_sigmoid_saves_output"}),
+    ]),
+    "backward": (BACKWARD_CELLS, [
+        (BACKWARD_RIGHT, RIGHT),
+        (WRONG_AT["first"], set(BACKWARD_CELLS)),
+        (WRONG_AT["middle"], set(BACKWARD_CELLS)),
+        (WRONG_AT["last"], set(BACKWARD_CELLS)),
+        (WRONG_AT["hidden"], {"test_backward_values", "test_backward_shared", "test_backward_frees"}),
+    ]),
+}
+TASKS = {PS1: PS1_TASKS, PS2: PS2_TASKS}
+STUDENTS = {assignment: [f"s{k}" for k in range(max(len(answers) for _, answers in tasks.values()))]
+            for assignment, tasks in TASKS.items()}
+
+
+def _solutions(source) -> dict[str, str]:
+    return {c.metadata["nbgrader"]["grade_id"]: "\n".join(
+        line for line in c.source.splitlines() if line.strip() not in (BEGIN_SOLUTION, END_SOLUTION))
+        for c in source.cells if c.metadata.get("nbgrader", {}).get("solution")}
+
+
+def _answer(assignment, task, k):
+    """Student k's answer to a task and the test cells it must fail (the instructor's answer past the task's list)."""
+    _, answers = TASKS[assignment][task]
+    return answers[k] if k < len(answers) else (None, RIGHT)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fairness") / "course"
+    exercises = root.parent / "exercises"
+    for assignment in TASKS:
+        shutil.copytree(ROOT / "exercises" / assignment, exercises / assignment)
+    assert kitgrade(["init", str(root), "--course-id", "fair101", "--exercises", str(exercises)]) == 0
+    config = root / "nbgrader_config.py"
+    config.write_text(config.read_text() + "\nc.KitGrade.workers = 2\n")
+    assert kitgrade(["release", "--course", str(root), "--no-exchange"]) == 0
+    for assignment, tasks in TASKS.items():
+        notebook = NOTEBOOKS[assignment]
+        release = nbformat.read(root / "release" / assignment / f"{notebook}.ipynb", as_version=4)
+        solutions = _solutions(nbformat.read(root / "source" / assignment / f"{notebook}.ipynb", as_version=4))
+        for k, student in enumerate(STUDENTS[assignment]):
+            nb = nbformat.from_dict(json.loads(json.dumps(release)))
+            answers = {**solutions, **{task: _answer(assignment, task, k)[0] for task in tasks
+                                       if _answer(assignment, task, k)[0] is not None}}
+            for cell in nb.cells:
+                grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+                if grade_id in answers:
+                    cell.source = answers[grade_id]
+            folder = root / "submitted" / student / assignment
+            folder.mkdir(parents=True)
+            nbformat.write(nb, folder / f"{notebook}.ipynb")
+        assert kitgrade(["autograde", assignment, "--course", str(root), "--quiet"]) in (0, 1)
+    assert kitgrade(["feedback", PS1, "--course", str(root)]) == 0
+    return root
+
+
+@pytest.fixture(scope="module")
+def cell_scores(course):
+    """{assignment: {student: {test cell: (score, points)}}} from the gradebook."""
+    from nbgrader.api import Gradebook
+
+    result = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        for assignment in TASKS:
+            result[assignment] = {}
+            for student in STUDENTS[assignment]:
+                submission = gradebook.find_submission_notebook(NOTEBOOKS[assignment], assignment, student)
+                result[assignment][student] = {g.name: (g.score, g.max_score) for g in submission.grades}
+    return result
+
+
+def _failed_message(course, assignment, student, grade_id) -> str:
+    nb = nbformat.read(course / "autograded" / student / assignment / f"{NOTEBOOKS[assignment]}.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
+    return "\n".join(o.evalue for o in cell.outputs if o.output_type == "error")
+
+
+@pytest.mark.parametrize("assignment,task", [(a, t) for a, tasks in TASKS.items() for t in tasks])
+def test_each_answer_earns_exactly_its_tasks_points(course, cell_scores, assignment, task):
+    cells, _ = TASKS[assignment][task]
+    all_cells = {cell for other, _ in TASKS[assignment].values() for cell in other}
+    for k, student in enumerate(STUDENTS[assignment]):
+        code, failing = _answer(assignment, task, k)
+        scores = cell_scores[assignment][student]
+        for cell in cells:
+            score, points = scores[cell]
+            expected = 0 if cell in failing else points
+            assert score == expected, (f"{student}'s answer to {task} scored {score} of {points} on {cell} "
+                                       f"(expected {expected}): {_failed_message(course, assignment, student, cell)}"
+                                       f"\n{code}")
+        # a task's answer costs nothing elsewhere: a cell of another task fails only if that task's answer should
+        for cell in all_cells - set(cells):
+            owner = next(t for t, (its, _) in TASKS[assignment].items() if cell in its)
+            if cell not in _answer(assignment, owner, k)[1]:
+                assert scores[cell][0] == scores[cell][1], (student, cell)
+
+
+# ---- messages that say what was wrong ---------------------------------------------------------------
+def test_a_method_the_task_rules_out_is_named_in_the_message(course):
+    assert "the backward calls of backward_twice(x): expected 2 calls on the same y, got 2 call(s) on 2 different y " \
+           "(y built again)" in _failed_message(course, PS1, "s2", "test_backward_twice")
+    assert "expected y.backward(gradient=...) on y itself, shape (3,), got backward on a y of shape (), without a " \
+           "gradient" in _failed_message(course, PS1, "s2", "test_elementwise_derivative")
+    assert "grad_of_f(a) for a vector: expected a gradient computed by autograd, got a tensor computed from a by " \
+           "forward operations (DivBackward0)" in _failed_message(course, PS1, "s2", "test_grad_of_f_vector")
+    assert "weighted_backward(values, v): expected a list of 3 Python floats (use .item()), got [a 0-d tensor, " \
+           "a 0-d tensor, a 0-d tensor]" in _failed_message(course, PS1, "s2", "test_weighted_backward")
+    assert "the points x: expected points from -pi (-3.1416) to pi (3.1416), both included, got points from -3.1416 " \
+           "to 3.1384" in _failed_message(course, PS1, "s1", "test_sin_points")
+
+
+@pytest.mark.parametrize("where,grade_id,message", [
+    ("first", "test_backward_values", "the gradient reaching `root = (x * y) + exp(x)` is wrong: expected 1.0, got 2.0, "
+                                      "for input root=x * y + exp(x), x=2.0, y=-3.0"),
+    ("first", "test_backward_shared", "the gradient reaching `root = (s + x) * s` is wrong: expected 1.0, got 2.0"),
+    ("middle", "test_backward_shared", "the gradient reaching `s = x * y` is wrong: expected 6.0, got 1.5"),
+    ("last", "test_backward_values", "the gradient reaching `y` is wrong: expected 2.0, got 4.0"),
+    ("last", "test_backward_retain", "the gradient reaching `y` is wrong: expected "),
+])
+def test_the_first_wrong_node_from_the_root_is_named(course, where, grade_id, message):
+    k = [code for code, _ in PS2_TASKS["backward"][1]].index(WRONG_AT[where])
+    assert message in _failed_message(course, PS2, STUDENTS[PS2][k], grade_id)
+
+
+def test_a_right_backward_passes_every_node_check(course, cell_scores):
+    for cell in BACKWARD_CELLS:
+        assert cell_scores[PS2]["s0"][cell] == (1, 1), _failed_message(course, PS2, "s0", cell)
+
+
+def test_a_hidden_graph_shows_the_student_the_count_only(course):
+    # right on the visible graph of test_backward_values, wrong on hidden ones where a node uses a parent twice
+    k = [code for code, _ in PS2_TASKS["backward"][1]].index(WRONG_AT["hidden"])
+    text = _failed_message(course, PS2, STUDENTS[PS2][k], "test_backward_values")
+    assert text.endswith("hidden checks passed"), text
+    # on the hidden graphs of test_backward_values, the instructor's report names the node and no value
+    reasons = json.loads((course / "reports" / f"{PS2}.json").read_text())[STUDENTS[PS2][k]]["reasons"]
+    named = [r for r in reasons if "'test_backward_values'" in r and "the gradient reaching" in r]
+    assert named and all("expected the reference pass's, got another (the values of a hidden graph are not shown), "
+                                  "for input a hidden graph" in r for r in named), reasons
+
+
+# ---- feedback ---------------------------------------------------------------------------------------
+def _feedback(course, student) -> str:
+    return unescape((course / "feedback" / student / PS1 / f"{NOTEBOOKS[PS1]}.html").read_text())
+
+
+def test_a_written_answer_waiting_for_its_grader_shows_as_pending(course):
+    page = _feedback(course, "s0")
+    assert "Written response</a> (Score: pending / 2.0)" in page
+    assert "(Score: 11.0 / 16.0, 5.0 pending hand grading)" in page
+    assert "Score: 0.0 / 2.0" not in page and "Score: 0.0 / 3.0" not in page
+
+
+def test_a_visible_check_that_fails_in_a_hidden_test_cell_shows_its_message(course):
+    page = _feedback(course, "s2")
+    assert "expected a list of 3 Python floats (use .item()), got [a 0-d tensor" in page
+    assert "details hidden" not in page.split("test_weighted_backward")[-1].split("Grade cell")[0]
+    # the hidden part shows the count only, never its code
+    page = _feedback(course, "s3")
+    assert "hidden checks passed" in page
+    assert "BEGIN HIDDEN" not in page and "x * torch.sin(x)" not in page and "_cases" not in page
+
+
+# ---- the comparison itself, in the grader's process ---------------------------------------------------
+def test_first_wrong_node_names_the_first_difference_from_the_root_with_shapes_where_they_differ():
+    import numpy as np
+
+    from grader.checks import first_wrong_node
+
+    right = [("y = h.sum()", 1.0, 1.0), ("h = x * w", np.ones(3), np.ones(3)), ("x", np.arange(3.0), np.arange(3.0))]
+    assert first_wrong_node(right) is None
+    assert first_wrong_node([right[0], ("h = x * w", np.ones(3), np.ones((1, 3))), right[2]]) == \
+        ("h = x * w", "shape (3,)", "shape (1, 3)")
+    assert first_wrong_node([right[0], right[1], ("x", np.arange(3.0), None)]) == ("x", "[0., 1., 2.]", "no gradient")
+    assert first_wrong_node([("zero", 0.0, None)]) is None  # nothing reached it, and nothing should have
+    assert first_wrong_node([("a", 1.0, 2.0), ("b", 1.0, 3.0)]) == ("a", "1.0", "2.0")
+
+
+def test_the_reference_pass_adds_every_path_and_walks_deep_graphs_without_recursion():
+    from grader.checks import gradients_by_node
+
+    class Node:
+        def __init__(self, *parents, local=()):
+            self.parents, self.local = parents, local
+
+    x = Node()
+    s = Node(x, x, local=(2.0, 3.0))           # s = 2x + 3x
+    root = Node(s, x, local=(10.0, 1.0))       # root = 10 s + x
+    order, grads = gradients_by_node(root, lambda n: n.parents, lambda n, g: [g * d for d in n.local])
+    assert order == [root, s, x] and grads[id(s)] == 10.0 and grads[id(x)] == 51.0
+    chain = x
+    for _ in range(5000):
+        chain = Node(chain, local=(1.0,))
+    order, grads = gradients_by_node(chain, lambda n: n.parents, lambda n, g: [g * d for d in n.local])
+    assert len(order) == 5001 and grads[id(x)] == 1.0

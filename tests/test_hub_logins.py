@@ -1,0 +1,377 @@
+"""University logins on the real hub: LTI 1.3 launches from an LMS, OpenID Connect, grades back to the LMS.
+
+The LMS is ``lms_platform.Platform``, started here on 127.0.0.1: an LTI 1.3 platform and an OpenID
+provider that sign their tokens with their own RSA key and publish it (JWKS). The hub is the class's
+(deploy/hub/jupyterhub_config.py with real system accounts, as tests/test_hub.py sets it up), its
+authenticator chosen by class.json's ``logins``: ltiauthenticator's LTI 1.3 authenticator first,
+then oauthenticator's GenericOAuthenticator (the hub is started again with the other login). In
+Chromium, a launch follows the LMS's auto-submitting forms as a student's browser does:
+
+* a student of the roster launches from the LMS's course and lands in JupyterLab on their server,
+  in the course's student group; the instructor lands in the course's grader service, in its
+  instructor group; someone the LMS knows but the class file does not is refused with a sentence;
+* a launch in which the LMS makes a student of the class file its instructor is refused;
+* a token signed with another key, an expired one, one issued for another tool, and a replayed
+  one (its nonce from an earlier login) are each refused, and so is a launch copied and posted
+  again from another browser;
+* ``lti_grades.py send`` posts each student's score from the course's gradebook to the LMS's
+  column through LTI Assignment and Grade Services, with a token granted for the tool's key; the
+  LMS records the scores;
+* with OpenID Connect, a student signs in on the university's page and lands on their server; a
+  stranger is refused.
+
+The tests run in the order written and build on each other (the grades need the launches
+above), as tests/test_hub.py's do. Needs root (accounts), ``make hub-env``, Chromium and Playwright; without them the tests skip,
+except in CI (``CI=true``), where they fail.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import pwd
+import secrets
+import shutil
+import sqlite3
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import requests
+from cryptography.hazmat.primitives import serialization
+
+from browser_support import artifacts_folder, free_port, launch_chromium, unavailable
+from conftest import ROOT
+from hub_support import kithub, run_as, server_environment
+from lms_platform import Platform
+
+ARTIFACTS = ROOT / "artifacts" / "hub-logins"
+HUB_ENV = (ROOT / ".venv-hub").resolve()
+LMS_COURSE = "ad101-lms"   # the LMS's id of the course (its LTI context id)
+PS1 = "ps1_autograd_basics"
+IN_CI = 'CI must run the hub login test (.ci/run runs as root; `make test` builds .venv-hub)'
+
+pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def artifacts(request):
+    yield from artifacts_folder(request, ARTIFACTS, "hub login test: screenshots and the hub's log")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    yield from launch_chromium(IN_CI)
+
+
+@pytest.fixture(scope="module")
+def platform():
+    lms = Platform(free_port()).start()
+    yield lms
+    lms.stop()
+
+
+def _set_up(spec) -> None:
+    """The class's accounts, configuration and course folders, as ``kithub.setup`` makes them, without
+    releasing assignments (a login needs none; that part is tests/test_hub.py's)."""
+    spec.root.chmod(0o755)
+    spec.save()
+    kithub.create_accounts(spec)
+    spec.exchange.mkdir(exist_ok=True)
+    spec.exchange.chmod(0o777)
+    kithub.write_jupyter_config(spec)
+    kithub.write_commands(spec)
+    for course in spec.courses:
+        directory = course.directory(spec)
+        directory.mkdir(exist_ok=True)
+        shutil.chown(directory, course.grader, course.grader)
+        directory.chmod(0o700)
+
+
+class Hubs:
+    """The class's hub, started with the login ``serve`` asks for (again when that changes)."""
+
+    def __init__(self, spec, artifacts: Path):
+        self.spec, self.artifacts, self.hub, self.method = spec, artifacts, None, None
+
+    def serve(self, method: str):
+        if self.method != method:
+            self.stop()
+            self.spec.logins["method"] = method
+            self.spec.save()
+            self.hub = kithub.Hub(self.spec, log_path=self.artifacts / "jupyterhub.log").start()
+            self.method = method
+        return self.spec
+
+    def stop(self):
+        if self.hub is not None:
+            self.hub.stop()
+            self.hub = None
+
+
+@pytest.fixture(scope="module")
+def hubs(platform, artifacts):
+    if os.geteuid() != 0:
+        unavailable("the hub login test creates system accounts: it runs as root", IN_CI)
+    if not (HUB_ENV / "bin" / "jupyterhub").exists() or not kithub.CHP.exists():
+        unavailable("the hub's environment is missing: run `make hub-env`", IN_CI)
+    tag = secrets.token_hex(2)
+    name = {who: f"{who}-{tag}" for who in ("teach", "alice", "bob", "carol")}
+    state = Path(tempfile.mkdtemp(prefix="kit-hub-logins-"))
+    course = kithub.CourseSpec("ad101", grader=f"grader-{tag}-ad101", port=free_port(), instructors=[name["teach"]],
+                               students=[name["alice"], name["bob"], name["carol"]], assignments=[PS1])
+    spec = kithub.ClassSpec(state=str(state), courses=[course], passwords={}, hub_port=free_port(),
+                            hub_api_port=free_port(), proxy_api_port=free_port(), python=str(HUB_ENV / "bin" / "python"))
+    for who, role in (("alice", "Learner"), ("bob", "Learner"), ("carol", "Learner"), ("teach", "Instructor"),
+                      ("mallory", "Learner")):
+        platform.add(f"{who}@uni.example", who.title(), **{LMS_COURSE: role})  # mallory: in the LMS, not in the class
+    platform.tool_login_url = f"{spec.url}/hub/lti13/oauth_login"
+    platform.tool_redirect_uris = {f"{spec.url}/hub/lti13/oauth_callback"}
+    platform.oidc_redirect_uri = f"{spec.url}/hub/oauth_callback"
+    spec.logins = {
+        "people": {f"{who}@uni.example": account for who, account in name.items()},
+        "lti13": {"issuer": platform.url, "client_id": platform.client_id, "authorize_url": f"{platform.url}/lti/authorize",
+                  "jwks_endpoint": f"{platform.url}/lti/jwks", "token_url": f"{platform.url}/lti/token",
+                  "courses": {LMS_COURSE: "ad101"}},
+        "oidc": {"authorize_url": f"{platform.url}/oidc/authorize", "token_url": f"{platform.url}/oidc/token",
+                 "userdata_url": f"{platform.url}/oidc/userinfo", "client_id": platform.oidc_client[0],
+                 "client_secret": platform.oidc_client[1], "login_service": "Uni Example"},
+    }
+    artifacts.chmod(0o700)  # the hub's log is written there
+    hubs = Hubs(spec, artifacts)
+    spec.names = name
+    try:
+        _set_up(spec)
+        yield hubs
+    finally:
+        hubs.stop()
+        if (state / kithub.CLASS_FILE).exists():
+            _, backup = kithub.teardown(state)
+            if backup is not None:
+                shutil.rmtree(backup)
+        kithub.remove_accounts(state)
+        shutil.rmtree(state, ignore_errors=True)
+    assert not any(kithub.account_exists(a) for a in spec.accounts()), "accounts left behind"
+
+
+@pytest.fixture
+def page(browser):
+    """A browser of its own for each launch (no cookies from another person's)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US")
+    context.set_default_timeout(30_000)
+    yield context.new_page()
+    context.close()
+
+
+def groups_of(spec, account: str) -> list[str]:
+    """The account's groups in the hub's database, as the hub's roles read them."""
+    with sqlite3.connect(spec.root / "hub" / "jupyterhub.sqlite") as db:
+        rows = db.execute("SELECT groups.name FROM groups JOIN user_group_map ON groups.id = user_group_map.group_id "
+                          "JOIN users ON users.id = user_group_map.user_id WHERE users.name = ?", (account,)).fetchall()
+    return sorted(row[0] for row in rows)
+
+
+def refusal(page, url: str, shot: Path) -> str:
+    """Open ``url`` (a launch or a sign-in that must fail) and return the text of the hub's error page."""
+    page.goto(url)
+    page.locator("div.error").wait_for(timeout=60_000)
+    page.screenshot(path=str(shot))
+    return " ".join(page.locator("div.error").inner_text().split())
+
+
+# ---- LTI 1.3 ------------------------------------------------------------------------------------------
+
+def test_a_student_of_the_roster_launches_from_the_lms_into_their_own_server(hubs, platform, page, artifacts):
+    spec = hubs.serve("lti13")
+    alice = spec.names["alice"]
+    page.goto(platform.launch_url(LMS_COURSE, "alice@uni.example"))
+    page.wait_for_url(f"**/user/{alice}/lab**", timeout=120_000)
+    page.locator(".jp-LabShell").wait_for(timeout=60_000)
+    page.screenshot(path=str(artifacts / "lti-student-lab.png"))
+    assert groups_of(spec, alice) == ["nbgrader-ad101"]
+    # her server runs as the system account that the class file names for her LMS identity
+    assert server_environment(pwd.getpwnam(alice).pw_uid)["JUPYTERHUB_USER"] == alice
+    assert platform.refusals == []
+
+
+def test_what_kithub_start_prints_says_how_each_person_logs_in(hubs):
+    spec = hubs.serve("lti13")
+    printed = kithub.logins(spec)  # a class on the university's logins has no password of the hub
+    assert f"  student     {spec.names['alice']:<12} logs in with lti13" in printed and "password" not in printed, printed
+
+
+def test_a_launch_posted_again_by_someone_else_is_refused(hubs, platform):
+    """Whoever copies a student's launch (the id_token and state the LMS posted) and posts it from
+    their own browser lacks the state and nonce cookies of the login it belongs to."""
+    hubs.serve("lti13")
+    callback, form = platform.posted["alice@uni.example"]
+    response = requests.post(callback, data=form, allow_redirects=False, timeout=60)
+    assert response.status_code == 403 and "The launch from the LMS was refused (OAuth state missing from cookies)" \
+        in " ".join(response.text.split()), response.text[-2000:]
+    assert "jupyterhub-hub-login" not in response.headers.get("Set-Cookie", "")  # no login cookie for them
+
+
+def test_the_instructor_launches_into_the_courses_grader_service_in_the_instructors_group(hubs, platform, page, artifacts):
+    spec = hubs.serve("lti13")
+    teach = spec.names["teach"]
+    page.goto(platform.launch_url(LMS_COURSE, "teach@uni.example", target=f"{spec.url}/services/ad101/lab"))
+    page.wait_for_url("**/services/ad101/lab**", timeout=120_000)
+    page.locator(".jp-LabShell").wait_for(timeout=60_000)
+    page.screenshot(path=str(artifacts / "lti-instructor-grader-service.png"))
+    assert groups_of(spec, teach) == ["formgrade-ad101"]
+
+
+def test_a_student_cannot_open_the_grader_service_after_a_launch(hubs, platform, page):
+    spec = hubs.serve("lti13")
+    page.goto(platform.launch_url(LMS_COURSE, "bob@uni.example", target=f"{spec.url}/services/ad101/lab"))
+    page.wait_for_load_state("networkidle")
+    assert page.locator("div.error").inner_text().startswith("403"), page.url
+    assert groups_of(spec, spec.names["bob"]) == ["nbgrader-ad101"]
+
+
+def test_someone_of_the_lms_who_is_not_on_the_roster_is_refused_with_a_reason(hubs, platform, page, artifacts):
+    spec = hubs.serve("lti13")
+    text = refusal(page, platform.launch_url(LMS_COURSE, "mallory@uni.example"), artifacts / "lti-not-on-roster.png")
+    assert "403" in text and "mallory@uni.example, who is not on the roster of any course on this hub" in text, text
+    assert "Traceback" not in page.content()
+    with sqlite3.connect(spec.root / "hub" / "jupyterhub.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM users WHERE name LIKE '%mallory%'").fetchone() == (0,)
+
+
+def test_a_launch_from_an_lms_course_the_hub_does_not_serve_names_it_for_the_administrator(hubs, platform, page, artifacts):
+    hubs.serve("lti13")
+    platform.roles[("alice@uni.example", "ml200-lms")] = "Learner"
+    text = refusal(page, platform.launch_url("ml200-lms", "alice@uni.example"), artifacts / "lti-unknown-course.png")
+    assert "This hub serves no course for the LMS's course 'Course ml200-lms' (context id 'ml200-lms'" in text, text
+
+
+def test_the_lms_cannot_make_a_student_of_the_class_file_an_instructor(hubs, platform, page, artifacts):
+    spec = hubs.serve("lti13")
+    text = refusal(page, platform.launch_url(LMS_COURSE, "bob@uni.example", tamper="as-instructor"),
+                   artifacts / "lti-student-as-instructor.png")
+    assert "launched you (bob@uni.example) into ad101 as instructor, but the class lists you as student" in text, text
+    assert "formgrade-ad101" not in groups_of(spec, spec.names["bob"])
+
+
+@pytest.mark.parametrize("tamper, reason", [
+    ("foreign-key", "Signature verification failed"),
+    ("expired", "Signature has expired"),
+    ("wrong-audience", "Audience doesn't match"),
+])
+def test_a_launch_with_a_forged_expired_or_misaddressed_token_is_refused(hubs, platform, page, artifacts, tamper, reason):
+    spec = hubs.serve("lti13")
+    text = refusal(page, platform.launch_url(LMS_COURSE, "bob@uni.example", tamper=tamper), artifacts / f"lti-{tamper}.png")
+    assert "The launch from the LMS was refused" in text and reason in text, text
+    assert not page.url.startswith(f"{spec.url}/user/")
+
+
+def test_a_replayed_token_whose_nonce_belongs_to_an_earlier_login_is_refused(hubs, platform, page, artifacts):
+    hubs.serve("lti13")
+    assert "alice@uni.example" in platform.issued  # her launch above: the token an eavesdropper kept
+    text = refusal(page, platform.launch_url(LMS_COURSE, "alice@uni.example", tamper="replay"), artifacts / "lti-replay.png")
+    assert "The launch from the LMS was refused" in text and "nonce mismatch" in text, text
+
+
+# ---- grades back to the LMS (LTI Assignment and Grade Services) ------------------------------------------
+
+GRADEBOOK = '''
+import sys
+from nbgrader.api import Gradebook
+scores = dict(arg.split("=") for arg in sys.argv[1:])
+with Gradebook("sqlite:///gradebook.db", "ad101") as gradebook:
+    gradebook.add_assignment("{assignment}")
+    gradebook.add_notebook("autograd_basics", "{assignment}")
+    gradebook.add_grade_cell("q1", "autograd_basics", "{assignment}", max_score=10, cell_type="code")
+    for student, score in scores.items():
+        gradebook.add_student(student)
+        gradebook.add_submission("{assignment}", student)
+        grade = gradebook.find_grade("q1", "autograd_basics", "{assignment}", student)
+        grade.auto_score = float(score)
+    gradebook.db.commit()
+'''
+
+
+def lti_grades(spec, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(spec.python), str(kithub.HERE / "lti_grades.py"), *args, "--state", str(spec.root)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_grades_go_back_to_the_lms_through_assignment_and_grade_services(hubs, platform):
+    spec = hubs.serve("lti13")
+    alice, bob, carol = spec.names["alice"], spec.names["bob"], spec.names["carol"]
+    assert {"alice@uni.example", "bob@uni.example"} <= set(platform.posted), "alice's and bob's launches above run first"
+    course = spec.course("ad101")
+    made = run_as(spec, course.grader, str(spec.python), "-c", GRADEBOOK.format(assignment=PS1),
+                  f"{alice}=7", f"{bob}=3", f"{carol}=5", cwd=str(course.directory(spec)))
+    assert made.returncode == 0, made.stderr
+
+    unregistered = lti_grades(spec, "send", "ad101", PS1)  # no key yet: said, nothing sent
+    assert unregistered.returncode == 1 and "lti_grades: the tool has no key yet" in unregistered.stderr, unregistered.stderr
+    key = lti_grades(spec, "key")
+    assert key.returncode == 0, key.stderr
+    public = json.loads(key.stdout)
+    assert public["kty"] == "RSA" and "d" not in public  # the public half only
+    pem = lti_grades(spec, "key", "--format", "pem")  # the same key, for Moodle's "RSA key" field
+    assert serialization.load_pem_public_key(pem.stdout.encode()).public_numbers().n == \
+        int.from_bytes(base64.urlsafe_b64decode(public["n"] + "=="), "big"), pem.stdout
+    assert (spec.root / "hub" / "lti_tool_key.pem").stat().st_mode & 0o077 == 0
+
+    platform.tool_public_key = {**public, "n": platform.jwks()["keys"][0]["n"]}  # the LMS holds another key
+    wrong = lti_grades(spec, "send", "ad101", PS1)
+    assert wrong.returncode == 1 and "the LMS refused the tool a token" in wrong.stderr, wrong.stderr
+    assert platform.scores == {}
+
+    platform.tool_public_key = public  # the admin pastes the printed key into the LMS's tool settings
+    sent = lti_grades(spec, "send", "ad101", PS1)
+    assert sent.returncode == 0, sent.stderr
+    [lineitem] = platform.lineitems[LMS_COURSE]
+    assert (lineitem["resourceId"], lineitem["label"], lineitem["scoreMaximum"]) == (PS1, PS1, 10)
+    scores = platform.scores[lineitem["id"]]
+    lms_id = {who: platform.people[f"{who}@uni.example"]["sub"] for who in ("alice", "bob")}
+    assert sorted((s["userId"], s["scoreGiven"], s["scoreMaximum"], s["gradingProgress"]) for s in scores) == sorted([
+        (lms_id["alice"], 7, 10, "FullyGraded"), (lms_id["bob"], 3, 10, "FullyGraded")])
+    # carol has never opened the hub from the LMS: her LMS id is unknown, so she is reported, not guessed
+    assert f"{alice}: sent 7 / 10" in sent.stdout and f"{bob}: sent 3 / 10" in sent.stdout, sent.stdout
+    assert f"{carol}: not sent: never opened the hub from the LMS" in sent.stdout, sent.stdout
+    assert "ad101 ps1_autograd_basics: 2 of 3 scores sent to the LMS" in sent.stdout, sent.stdout
+
+    again = lti_grades(spec, "send", "ad101", PS1)  # a second send reuses the column
+    assert again.returncode == 0 and len(platform.lineitems[LMS_COURSE]) == 1, again.stderr
+
+
+# ---- OpenID Connect ------------------------------------------------------------------------------------
+
+def test_with_openid_connect_a_student_signs_in_at_the_university_and_lands_on_their_server(hubs, platform, page, artifacts):
+    spec = hubs.serve("oidc")
+    alice = spec.names["alice"]
+    page.goto(f"{spec.url}/hub/login")
+    page.get_by_text("Sign in with Uni Example").click()
+    page.locator("#email").fill("alice@uni.example")
+    page.screenshot(path=str(artifacts / "oidc-sign-in.png"))
+    page.locator("#sign-in").click()
+    page.wait_for_url(f"**/user/{alice}/lab**", timeout=120_000)
+    page.locator(".jp-LabShell").wait_for(timeout=60_000)
+    assert groups_of(spec, alice) == ["nbgrader-ad101"]
+
+
+def test_with_openid_connect_someone_not_on_the_roster_is_refused_with_a_reason(hubs, platform, page, artifacts):
+    spec = hubs.serve("oidc")
+    page.goto(f"{spec.url}/hub/oauth_login")
+    page.locator("#email").fill("mallory@uni.example")
+    page.locator("#sign-in").click()
+    page.locator("div.error").wait_for(timeout=60_000)
+    page.screenshot(path=str(artifacts / "oidc-not-on-roster.png"))
+    text = " ".join(page.locator("div.error").inner_text().split())
+    assert "403" in text and "mallory@uni.example, who is not on the roster of any course on this hub" in text, text
+
+
+def test_with_openid_connect_the_instructor_is_in_the_instructors_group(hubs, platform, page):
+    spec = hubs.serve("oidc")
+    page.goto(f"{spec.url}/hub/oauth_login?next=/services/ad101/lab")
+    page.locator("#email").fill("teach@uni.example")
+    page.locator("#sign-in").click()
+    page.wait_for_url("**/services/ad101/lab**", timeout=120_000)
+    page.locator(".jp-LabShell").wait_for(timeout=60_000)
+    assert groups_of(spec, spec.names["teach"]) == ["formgrade-ad101"]
