@@ -3,12 +3,14 @@ stopped), a course of the sample assignment with the submissions a test names, i
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -126,14 +128,28 @@ def children(pid: int) -> list[int]:
     return found
 
 
+_released = {}  # the released course, made once per test process and copied for each test
+
+
+def _released_course() -> Path:
+    if "course" not in _released:
+        tmp = Path(tempfile.mkdtemp(prefix="kitgrade-released-"))
+        atexit.register(shutil.rmtree, tmp, True)
+        root, exercises = tmp / "course", tmp / "exercises"
+        shutil.copytree(FIXTURES / "exercises" / ASSIGNMENT, exercises / ASSIGNMENT)
+        assert kitgrade(["init", str(root), "--course-id", "c101", "--exercises", str(exercises)]) == 0
+        config = root / "nbgrader_config.py"
+        config.write_text(config.read_text() + "\nc.KitGrade.workers = 2\nc.KitGrade.cell_timeout = 10\n")
+        assert kitgrade(["release", "--course", str(root), "--no-exchange"]) == 0
+        _released["course"] = root
+    return _released["course"]
+
+
 def make_course(tmp_path, students: dict, name="course") -> Path:
+    """A copy of the released sample course (made by ``kitgrade init`` and ``release``, its paths
+    follow the copy) at ``tmp_path / name``, with a submission of each of ``students``."""
     root = tmp_path / name
-    exercises = tmp_path / f"{name}-exercises"
-    shutil.copytree(FIXTURES / "exercises" / ASSIGNMENT, exercises / ASSIGNMENT)
-    assert kitgrade(["init", str(root), "--course-id", "c101", "--exercises", str(exercises)]) == 0
-    config = root / "nbgrader_config.py"
-    config.write_text(config.read_text() + "\nc.KitGrade.workers = 2\nc.KitGrade.cell_timeout = 10\n")
-    assert kitgrade(["release", "--course", str(root), "--no-exchange"]) == 0
+    shutil.copytree(_released_course(), root, symlinks=True)
     release = nbformat.read(root / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
     source = nbformat.read(root / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
     for student, build in students.items():

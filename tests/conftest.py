@@ -30,6 +30,14 @@ def group_of(module: str) -> str | None:
     return next((group for group, parts in GROUPS.items() if any(part in module for part in parts)), None)
 
 
+def pytest_ignore_collect(collection_path, config):
+    """With ``-m quick`` the other modules are not even imported (they may need the hub's packages)."""
+    if config.getoption("markexpr", "") == "quick" and collection_path.suffix == ".py" \
+            and collection_path.name.startswith("test_"):
+        return not any(part in collection_path.stem for part in QUICK)
+    return None
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         module = item.path.stem
