@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 TORCH  := torch==2.13.0
 
-.PHONY: lab lab-check reset-lesson test test-quick setup setup-test fonts browser bench clean hub hub-env hub-clean hub-root
+.PHONY: lab lab-check reset-lesson test test-quick setup setup-test fonts browser bench clean hub hub-env hub-clean hub-root hub-tools
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -129,7 +129,16 @@ $(CHP): deploy/hub/package.json deploy/hub/package-lock.json
 	npm ci --prefix deploy/hub --no-audit --no-fund --loglevel=error
 	touch $@
 
-hub-env: hub-root $(HUB_ENV)/.kit $(CHP) fonts
+# systemd-analyze checks the production guide's systemd units (tests/test_deploy_guide.py): Debian's
+# systemd package, installed only where the command is missing (and apt-get is there).
+hub-tools:
+	@command -v systemd-analyze >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || { \
+	  echo "hub-env: installing systemd (systemd-analyze, for the guide's units) with apt-get"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd >/dev/null 2>&1 || \
+	  { $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd >/dev/null; }; }
+
+hub-env: hub-root $(HUB_ENV)/.kit $(CHP) fonts hub-tools
 
 hub: hub-root hub-env
 	$(HUB_ENV)/bin/python deploy/hub/kithub.py demo --state $(HUB_STATE)

@@ -98,7 +98,7 @@ class Op(Node):
     def apply(cls, *inputs, **params):
         if grad_mode._State.enabled:
             for t in inputs:
-                if type(t) is Tensor and t._requires_grad:
+                if isinstance(t, Tensor) and t._requires_grad:
                     break
             else:  # no input requires grad: compute, record nothing
                 return Tensor._make(_as_array(cls.forward(NOT_RECORDING, *inputs, **params)))

@@ -61,7 +61,7 @@ def _coerce(a, b):
 
 
 def _coerce_general(a, b):
-    ta, tb = type(a) is Tensor, type(b) is Tensor
+    ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
     if ta and tb:
         dims = [t.dtype for t in (a, b) if t._data.ndim]
         zero = [t.dtype for t in (a, b) if not t._data.ndim]
@@ -85,7 +85,7 @@ def _coerce_general(a, b):
 
 
 def _check_broadcast(a, b):
-    if type(a) is Tensor and type(b) is Tensor and a._data.shape != b._data.shape:
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a._data.shape != b._data.shape:
         check_broadcast(a._data.shape, b._data.shape)
 
 
@@ -93,13 +93,13 @@ def _check_broadcast(a, b):
 @public()
 def add(input, other, *, alpha=1):
     a, b = _coerce(input, other)
-    if type(a) is not Tensor:  # number + tensor
+    if not isinstance(a, Tensor):  # number + tensor
         a, b = b, a
     return ops.AddBackward0.apply(a, b, alpha=alpha)
 
 
 def _is_bool(x):
-    return isinstance(x, (builtins.bool, np.bool_)) or (type(x) is Tensor and x._data.dtype.kind == "b")
+    return isinstance(x, (builtins.bool, np.bool_)) or (isinstance(x, Tensor) and x._data.dtype.kind == "b")
 
 
 @public()
@@ -115,7 +115,7 @@ def sub(input, other, *, alpha=1):
             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
     a, b = _coerce(input, other)
-    if type(a) is not Tensor:
+    if not isinstance(a, Tensor):
         return ops.RsubBackward1.apply(b if alpha == 1 else b * alpha, other=a)
     return ops.SubBackward0.apply(a, b, alpha=alpha)
 
@@ -128,7 +128,7 @@ def rsub(input, other):
 @public()
 def mul(input, other):
     a, b = _coerce(input, other)
-    if type(a) is not Tensor:
+    if not isinstance(a, Tensor):
         a, b = b, a
     return ops.MulBackward0.apply(a, b)
 
@@ -136,12 +136,12 @@ def mul(input, other):
 @public()
 def div(input, other):
     a, b = _coerce(input, other)
-    if type(a) is not Tensor:  # number / tensor = number * (1 / tensor), as PyTorch records it
+    if not isinstance(a, Tensor):  # number / tensor = number * (1 / tensor), as PyTorch records it
         b = _to_float(b)
         return ops.MulBackward0.apply(ops.ReciprocalBackward0.apply(b), a)
     if a._data.dtype.kind != "f":  # true division of integers gives floats
         a = _to_float(a)
-        b = _to_float(b) if type(b) is Tensor else b
+        b = _to_float(b) if isinstance(b, Tensor) else b
     return ops.DivBackward0.apply(a, b)
 
 
@@ -166,12 +166,12 @@ def reciprocal(input):
 
 @public()
 def pow(input, exponent):
-    if type(input) is not Tensor:  # number ** tensor
+    if not isinstance(input, Tensor):  # number ** tensor
         b = exponent if exponent._data.dtype.kind == "f" or isinstance(input, builtins.int) else _to_float(exponent)
         if b._data.dtype.kind == "b":
             b = b.to(dtypes.int64)
         return ops.PowBackward2.apply(b, base=input)
-    if type(exponent) is Tensor:
+    if isinstance(exponent, Tensor):
         a, b = _coerce(input, exponent)
         _no_bool_pow(a)
         return ops.PowBackward1.apply(a, b)
@@ -299,7 +299,7 @@ def dot(input, other):
 def elementwise(name, node, what):
     """Register ``torch.name(x)`` and ``x.name()``: ``node`` applied to ``x`` (integers become floats)."""
     def function(input):
-        if type(input) is not Tensor:
+        if not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         return node.apply(_to_float(input))
 
@@ -356,7 +356,7 @@ def minimum(input, other):
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if type(min) is Tensor or type(max) is Tensor:
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
         out = input
         if min is not None:
             out = maximum(out, min)
@@ -370,12 +370,12 @@ def clamp(input, min=None, max=None):
 
 @public(method=False)
 def where(condition, input, other):
-    condition = condition if type(condition) is Tensor else Tensor._make(np.asarray(condition))
+    condition = condition if isinstance(condition, Tensor) else Tensor._make(np.asarray(condition))
     if condition._data.dtype.kind != "b":
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {_type_name(condition._data.dtype)}")
     a, b = _coerce(input, other)
-    a = a if type(a) is Tensor else Tensor._make(np.asarray(a, dtype=b._data.dtype))
-    b = b if type(b) is Tensor else Tensor._make(np.asarray(b, dtype=a._data.dtype))
+    a = a if isinstance(a, Tensor) else Tensor._make(np.asarray(a, dtype=b._data.dtype))
+    b = b if isinstance(b, Tensor) else Tensor._make(np.asarray(b, dtype=a._data.dtype))
     return ops.WhereBackward0.apply(a, b, condition=condition)
 
 
@@ -508,7 +508,7 @@ def min(input, dim=None, keepdim=False):
 
 
 def _extreme(input, dim, keepdim, whole_op, dim_op, arg, result_type, elementwise):
-    if type(dim) is Tensor:
+    if isinstance(dim, Tensor):
         return elementwise(input, dim)
     if dim is None:
         return whole_op.apply(input)

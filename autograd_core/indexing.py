@@ -21,7 +21,7 @@ def index_key(key):
     """Turn tensors inside an index into NumPy arrays (and 0-d integer tensors into ints)."""
     if type(key) is tuple:
         return tuple(index_key(k) for k in key)
-    if type(key) is Tensor:
+    if isinstance(key, Tensor):
         if key._data.dtype.kind not in "biu":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return key._data.item() if key._data.ndim == 0 and key._data.dtype.kind != "b" else key._data

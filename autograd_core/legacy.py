@@ -55,7 +55,12 @@ def tensor_type(self, dtype=None, non_blocking=False, **kwargs):
 
 
 def cuda(self, device=None, non_blocking=False):
-    """No GPU here: PyTorch's error on a build without CUDA."""
+    """No GPU here: PyTorch's errors on a build without CUDA (a device given by its number is
+    looked up among the accelerators first, and there are none)."""
+    if isinstance(device, int) and not isinstance(device, bool):
+        if device < 0:
+            raise RuntimeError("Device index must not be negative")
+        raise RuntimeError("Cannot access accelerator device when none is available.")
     raise AssertionError("Torch not compiled with CUDA enabled")
 
 

@@ -28,7 +28,15 @@ _OPERANDS = (Tensor, *_SCALARS)
 
 
 def _legacy_init(self, *args, **kwargs):
-    """``torch.Tensor(data)`` / ``torch.Tensor(2, 3)``: the legacy constructor, float32."""
+    """``torch.Tensor(data)`` / ``torch.Tensor(2, 3)``: the legacy constructor, float32.
+    ``torch.Tensor(t)`` of a tensor is an alias of ``t``, as in PyTorch: the same memory, the same
+    dtype (``r = torch.Tensor(t); r.zero_()`` zeroes ``t``), ``AliasBackward0`` if ``t`` requires grad."""
+    if len(args) == 1 and isinstance(args[0], Tensor) and not kwargs:
+        alias = ops.AliasBackward0.apply(args[0])
+        self._data, self._requires_grad, self._grad_fn = alias._data, alias._requires_grad, alias._grad_fn
+        self._grad, self._output_nr, self._counter = None, 0, alias._counter
+        self._base = alias._base
+        return
     if len(args) == 1 and not isinstance(args[0], numbers.Integral):
         t = tensor(args[0], dtype=dtypes.get_default_dtype())
     else:

@@ -29,7 +29,7 @@ def _quietly():
 
 
 def _data(x):
-    return x._data if type(x) is Tensor else x
+    return x._data if isinstance(x, Tensor) else x
 
 
 def _dims(dim, ndim):
@@ -92,8 +92,8 @@ class MulBackward0(Op):
         # backward frees, so a second backward through it needs retain_graph=True.
         need_a, need_b = ctx.needs_input_grad or (False, False)
         # (other before self: the order in which PyTorch packs them, which saved-tensor hooks can see)
-        ctx.save_for_backward(b if need_a and type(b) is Tensor else None, a if need_b else None)
-        ctx.b_number = None if type(b) is Tensor else b
+        ctx.save_for_backward(b if need_a and isinstance(b, Tensor) else None, a if need_b else None)
+        ctx.b_number = None if isinstance(b, Tensor) else b
         return a._data * _data(b)
 
     @staticmethod
@@ -107,8 +107,8 @@ class DivBackward0(Op):
     @staticmethod
     def forward(ctx, a, b):
         need_a, need_b = ctx.needs_input_grad or (False, False)
-        ctx.save_for_backward(a if need_b else None, b if type(b) is Tensor else None)
-        ctx.b_number = None if type(b) is Tensor else b
+        ctx.save_for_backward(a if need_b else None, b if isinstance(b, Tensor) else None)
+        ctx.b_number = None if isinstance(b, Tensor) else b
         with _quietly():
             return _data(a) / _data(b)
 

@@ -52,7 +52,7 @@ class Tensor(metaclass=ShownAs):
     _hooks = None  # hooks of a leaf, run by AccumulateGrad
     _grad_accumulator = None
     _retains_grad = False
-    _is_parameter = False  # set by nn.Parameter: prints "Parameter containing:", as in PyTorch
+    _is_parameter = False  # True for nn.Parameter (its subclass): prints "Parameter containing:", as in PyTorch
     __array_priority__ = 1000  # numpy scalars on the left defer to Tensor's operators
 
     @staticmethod
@@ -320,7 +320,8 @@ class Tensor(metaclass=ShownAs):
                 "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment."
             )
         t = Tensor._make(self._data.copy(), self._requires_grad)
-        t._is_parameter = self._is_parameter
+        if self._is_parameter:
+            t.__class__ = type(self)  # a parameter's copy is a parameter
         memo[id(self)] = t
         return t
 

@@ -34,6 +34,7 @@ top of a file or inside a function) closes a circle (``tests/test_grader_layers.
       versions.py        the kit's and nbgrader's versions (a worker must share them)
       progress.py        the progress bar
       student_text.py    student text shown as data: in the terminal, HTML and spreadsheet cells
+      student_language.py the language a student reads (English, Chinese): test messages, check's lines
       manual_grades.py   written answers waiting for a person
       lms_names.py       the file names of Canvas, Moodle and Blackboard downloads
       download_files.py  an LMS download read as files (never followed, never trusted for names)

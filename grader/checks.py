@@ -12,19 +12,25 @@ instead: ``student`` sends the code to the student's process and receives only t
 data (``grader.sandbox.values``). Either way the test sees the same plain values: numbers, strings,
 lists, tuples, dicts, NumPy arrays (a tensor arrives as its array), ``StudentException`` for an
 exception object, ``Opaque`` for anything else.
+
+A failed check says what it expected, what came back and for which input, in the notebook's
+language (``grader.student_language``): a Chinese notebook's setup cell binds ``checks_in("zh")``.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 
 import numpy as np
 
 from .sandbox.values import Opaque, StudentException, plain
+from .student_language import say
 
 __all__ = ["student", "student_batch", "check", "check_close", "describe", "Opaque", "StudentException",
-           "StudentCodeError", "NoAnswer", "backward_calls", "with_grad_fn", "gradients_by_node", "first_wrong_node"]
+           "StudentCodeError", "NoAnswer", "checks_in", "backward_calls", "with_grad_fn", "gradients_by_node",
+           "first_wrong_node"]
 
 
 class StudentCodeError(Exception):
@@ -43,14 +49,14 @@ class NoAnswer:
     crashing. Its text is for people only (see ``StudentCodeError``).
     """
 
-    def __init__(self, text: str):
-        self.text = text
+    def __init__(self, text: str, language: str = "en"):
+        self.text, self.language = text, language
 
     def __getitem__(self, key):
         return self
 
     def __repr__(self):
-        return f"no answer ({self.text})"
+        return say("no_answer", self.language, text=self.text)
 
     __hash__ = None
 
@@ -78,6 +84,11 @@ def student(code: str):
     except Exception as error:
         raise StudentCodeError(f"{type(error).__name__}: {error}") from error
     return plain(value)
+
+
+def checks_in(language: str):
+    """``check`` and ``check_close`` that speak ``language`` (``"en"``, ``"zh"``)."""
+    return functools.partial(check, language=language), functools.partial(check_close, language=language)
 
 
 def student_batch(codes):
@@ -109,19 +120,19 @@ def batch_probe_code(codes) -> str:
     return f"__import__('grader.checks', fromlist=['answer_all']).answer_all({list(codes)!r}, globals())"
 
 
-def from_batch_answer(answer, count: int) -> list:
+def from_batch_answer(answer, count: int, language: str = "en") -> list:
     """The grader's side of ``batch_probe_code``: ``count`` values, a ``NoAnswer`` for each missing one."""
     if not isinstance(answer, list) or len(answer) != count:
-        return [NoAnswer("the notebook did not answer") for _ in range(count)]
-    return [_from_item(item) for item in answer]
+        return [NoAnswer(say("did_not_answer", language), language) for _ in range(count)]
+    return [_from_item(item, language) for item in answer]
 
 
-def _from_item(item):
+def _from_item(item, language: str = "en"):
     if isinstance(item, tuple) and len(item) == 2 and item[0] == "value":
         return item[1]
     if isinstance(item, tuple) and len(item) == 2 and item[0] == "raised" and isinstance(item[1], str):
-        return NoAnswer(f"the code raised, as the notebook reports: {item[1][:300]}")
-    return NoAnswer("the notebook's answer was malformed")
+        return NoAnswer(say("raised", language, text=item[1][:300]), language)
+    return NoAnswer(say("malformed", language), language)
 
 
 def describe(value) -> str:
@@ -140,27 +151,28 @@ def describe(value) -> str:
     return repr(value)
 
 
-def check(condition, what, expected, got, inp):
+def check(condition, what, expected, got, inp, *, language="en"):
     """Fail with 'WHAT: expected ..., got ..., for input ...' unless ``condition`` is true."""
     if not condition:
-        raise AssertionError(f"{what}: expected {expected}, got {got}, for input {describe(inp)}")
+        raise AssertionError(say("check", language, what=what, expected=expected, got=got, inp=describe(inp)))
 
 
-def check_close(what, got, expected, inp, rtol=1e-6, atol=1e-9):
+def check_close(what, got, expected, inp, rtol=1e-6, atol=1e-9, *, language="en"):
     """Fail unless ``got`` (number, array or tensor) has ``expected``'s shape and is close to it."""
-    check(got is not None, what, describe(expected), None, inp)
+    fail = functools.partial(check, what=what, inp=inp, language=language)
+    fail(got is not None, expected=describe(expected), got=None)
     expected = np.asarray(expected.detach().numpy() if hasattr(expected, "detach") else expected, dtype=float)
     try:
         array = np.asarray(got.detach().numpy() if hasattr(got, "detach") else got)
         values = array.astype(float)
     except Exception:
-        check(False, what, describe(expected), f"{got!r} (not a number, array or tensor)", inp)
-    check(values.shape == expected.shape, what, f"shape {expected.shape}: {describe(expected)}",
-          f"shape {values.shape}: {describe(array)}", inp)
+        fail(False, expected=describe(expected), got=say("not_a_number", language, got=repr(got)))
+    fail(values.shape == expected.shape, expected=say("shape", language, shape=expected.shape, values=describe(expected)),
+         got=say("shape", language, shape=values.shape, values=describe(array)))
     if not np.allclose(values, expected, rtol=rtol, atol=atol):
         gap = float(np.max(np.abs(values - expected))) if values.size else 0.0
-        check(False, what, describe(expected),
-              f"{describe(array)} (off by up to {gap:.3g}; allowed: rtol={rtol}, atol={atol})", inp)
+        fail(False, expected=describe(expected),
+             got=say("off_by", language, got=describe(array), gap=f"{gap:.3g}", rtol=rtol, atol=atol))
 
 
 def backward_calls(torch, call):
@@ -255,7 +267,7 @@ def gradients_by_node(root, parents, backward):
     return order, grads
 
 
-def first_wrong_node(nodes, rtol=1e-6, atol=1e-9):
+def first_wrong_node(nodes, rtol=1e-6, atol=1e-9, language="en"):
     """The first node whose gradient differs from the reference's, or ``None`` if none does.
 
     ``nodes`` is ``[(label, expected, got), ...]`` in topological order from the output: the
@@ -269,11 +281,11 @@ def first_wrong_node(nodes, rtol=1e-6, atol=1e-9):
         try:
             have = np.zeros_like(want) if got is None else np.asarray(got, dtype=float)
         except (TypeError, ValueError):
-            return label, describe(want), f"{got!r} (not a number or array)"
+            return label, describe(want), say("not_an_array", language, got=repr(got))
         if have.shape != want.shape:
-            return label, f"shape {want.shape}", f"shape {have.shape}"
+            return label, say("shape_only", language, shape=want.shape), say("shape_only", language, shape=have.shape)
         if not np.allclose(have, want, rtol=rtol, atol=atol):
-            return label, _number(want), "no gradient" if got is None else _number(have)
+            return label, _number(want), say("no_gradient", language) if got is None else _number(have)
     return None
 
 

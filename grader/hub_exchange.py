@@ -41,6 +41,7 @@ import time
 from itertools import groupby
 
 from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.exchange.abc.exchange import ExchangeError
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.exchange.default.submit import ExchangeSubmit
 from nbgrader.utils import parse_utc
@@ -64,6 +65,7 @@ class PrivateSubmit(ExchangeSubmit):
     def copy_files(self):
         self.init_release()
         self.check_filename_diff()
+        self.check_size()
         submission_secret = secrets.token_hex(64)
         # a staging folder of the student's own in inbound/ (same file system: the move is atomic);
         # it inherits inbound/'s group (the grader's) and set-group-id bit, and so does all below it
@@ -94,6 +96,26 @@ class PrivateSubmit(ExchangeSubmit):
                 handle.write(text)
         # no path in the log: the servers' output goes to the hub's log
         self.log.info("Submitted as: %s %s %s", self.coursedir.course_id, self.coursedir.assignment_id, self.timestamp)
+
+
+    def check_size(self):
+        """nbgrader refuses a folder above ``max_dir_size`` with its size in bytes; this refusal says which
+        files make it too big and what to do (the Assignments panel shows the last line)."""
+        limit = 1000 * self.coursedir.max_dir_size
+        sizes = []
+        for folder, _, files in os.walk(self.src_path):
+            for name in files:
+                path = os.path.join(folder, name)
+                try:
+                    sizes.append((os.lstat(path).st_size, os.path.relpath(path, self.src_path)))
+                except OSError:
+                    continue
+        total = sum(size for size, _ in sizes)
+        if total > limit:
+            largest = ", ".join(f"{name} ({size / 2**20:.0f} MiB)" for size, name in sorted(sizes, reverse=True)[:3])
+            raise ExchangeError(f"{self.coursedir.assignment_id} was not submitted: its folder holds {total / 2**20:.0f} MiB, "
+                                f"more than the {limit / 2**20:.0f} MiB a submission may. The largest: {largest}. Move "
+                                "what is not part of your answers out of the folder and submit again.")
 
 
 # ---- taking submissions in (the clerk, and collect for what the clerk has not) ---------------------

@@ -24,6 +24,8 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
 from traitlets import Unicode
 
+from .student_language import hidden_count_pattern, notebook_language, say
+
 FINDINGS = "kitgrade_findings"
 
 
@@ -156,9 +158,9 @@ class ReplayExecution(NbGraderPreprocessor):
         return nb, resources
 
 
-#: What a trusted test's hidden part says when it fails (grader/sandbox/trusted_tests.py): only a
-#: count, so feedback keeps it.
-HIDDEN_COUNT = re.compile(r"^\d+ of \d+ hidden checks passed(; the others could not run)?$")
+#: What a trusted test's hidden part says when it fails (grader/sandbox/trusted_tests.py), in any
+#: language: only a count, so feedback keeps it.
+HIDDEN_COUNT = hidden_count_pattern()
 
 
 class HideHiddenTests(ClearHiddenTests):
@@ -173,6 +175,11 @@ class HideHiddenTests(ClearHiddenTests):
     #: Whether a test cell's source is a trusted test: set by the feedback step to the sandbox's own
     #: ``is_trusted_test`` (a layer above this module); by default no cell is.
     is_trusted_test = staticmethod(lambda source: False)
+    language = "en"  # the notebook's (grader.student_language), read in preprocess
+
+    def preprocess(self, nb, resources):
+        self.language = notebook_language(nb)
+        return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, cell_index):
         had_hidden = self.begin_test_delimeter in cell.source
@@ -183,7 +190,7 @@ class HideHiddenTests(ClearHiddenTests):
                 if output.output_type == "error" and trusted and _one_line_traceback(output):
                     continue
                 if output.output_type == "error" and not HIDDEN_COUNT.match(output.get("evalue", "")):
-                    output.traceback = [f"{output.ename} (details hidden: this cell holds hidden tests)"]
+                    output.traceback = [say("details_hidden", self.language, ename=output.ename)]
                     output.evalue = ""
         return cell, resources
 

@@ -14,7 +14,11 @@ in the browser as a student and as an instructor would:
   to its self-study questions are collapsed until their summary is clicked;
 * a student: the released exercise, nbgrader's Validate button, the result dialog (the blank
   notebook fails its tests, the solved one passes);
-* an instructor: nbgrader's formgrader (Nbgrader > Formgrader) on the ``kitgrade init`` course.
+* an instructor: nbgrader's formgrader (Nbgrader > Formgrader) on the ``kitgrade init`` course;
+* every lesson's key figure, in English and in Chinese: its first plot or picture, or (a lesson
+  without one) the output of its first key result. The lessons run headless while JupyterLab
+  starts; one notebook per language gathers those cells with their outputs, and each output, as
+  JupyterLab shows it, is saved to ``artifacts/browser/key-figures/<lesson>-<en|zh>.png``.
 
 Screenshots of every step, and JupyterLab's log, are written to ``artifacts/browser/``.
 Chromium: the system's (Debian: ``apt-get install chromium``; ``.ci/run`` installs it), or
@@ -27,19 +31,25 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
+import nbformat
 import pytest
 
 from browser_support import (IN_CI, JupyterLab, Notebook, artifacts_folder, count_colour, data_url_png,
                              launch_chromium, run_quietly, unavailable)
 from conftest import ROOT
+from test_notebooks import LESSONS, key_results, shown_text
 
 ARTIFACTS = ROOT / "artifacts" / "browser"
 COURSE = "course"
 EXERCISE = "ps1_autograd_basics"
 EXERCISE_NOTEBOOK = "autograd_basics.ipynb"
+KEY_FIGURES = ARTIFACTS / "key-figures"
+LANGUAGES = ("en", "zh")
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -69,7 +79,16 @@ def site(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def lab(site, browser, artifacts):
+def lesson_runs(site):
+    """The lessons, run headless while JupyterLab starts and the other tests use it (see key_figures)."""
+    runs = {}
+    thread = threading.Thread(target=lambda: runs.update(_key_figure_notebooks(site)), daemon=True)
+    thread.start()
+    return thread, runs
+
+
+@pytest.fixture(scope="module")
+def lab(site, browser, artifacts, lesson_runs):
     """One JupyterLab for the module, its working directory the course (where nbgrader finds its config)."""
     course = site / COURSE
     # The student's notebook is the released one: generated and proven by the kit while the server starts.
@@ -294,3 +313,74 @@ def test_instructor_opens_formgrader_on_a_kitgrade_course(page, lab, site):
     body = formgrader.locator("body").inner_text()
     assert "Manage Assignments" in body, body[:2000]
     assert "nbgrader is not configured correctly" not in body.lower(), body[:2000]
+
+
+# --- every lesson's key figure, in both languages ------------------------------------------------
+
+def _key_cell(nb, lesson, lang):
+    """A run lesson's key figure: its first cell that shows a picture, or else the cell that completes
+    the first of the lesson's key results (test_notebooks.KEY_RESULTS)."""
+    cells = [cell for cell in nb.cells if cell.cell_type == "code"]
+    for cell in cells:
+        if any("image/png" in output.get("data", {}) for output in cell.outputs):
+            return cell
+    first, shown = key_results(lesson, lang)[0], nbformat.v4.new_notebook()
+    for cell in cells:
+        shown.cells.append(cell)
+        if first in shown_text(shown):
+            return cell
+    raise AssertionError(f"{lang}/{lesson}: no cell shows {first!r}")
+
+
+def _key_figure_notebooks(root):
+    """Run every lesson (two kernels at a time); write one notebook per language of their key cells."""
+    from nbclient import NotebookClient
+
+    def run(lesson, lang):
+        path = root / "notebooks" / lang / f"{lesson}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+        return _key_cell(nb, lesson, lang)
+
+    runs = [(lesson, lang) for lang in LANGUAGES for lesson in LESSONS]
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            cells = dict(zip(runs, pool.map(lambda run_: run(*run_), runs)))
+    except Exception as error:  # reported by the test that needs them
+        return {"error": f"{type(error).__name__}: {error}"}
+    for lang in LANGUAGES:
+        nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                               "language": "python"}})
+        nb.cells = [cells[lesson, lang] for lesson in LESSONS]
+        nbformat.write(nb, root / "notebooks" / lang / "key_figures.ipynb")
+    return {"written": True}
+
+
+@pytest.fixture(scope="module")
+def key_figures(lesson_runs):
+    thread, runs = lesson_runs
+    thread.join(timeout=400)
+    assert runs.get("written"), runs.get("error", "the lessons did not finish running in time")
+    KEY_FIGURES.mkdir(exist_ok=True)
+    return KEY_FIGURES
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_each_lessons_key_figure_is_screenshot(page, lab, key_figures, lang):
+    notebook = _open(page, lab, f"notebooks/{lang}/key_figures.ipynb", f"key-figures-{lang}")
+    cells = notebook.panel.locator(".jp-CodeCell")
+    assert cells.count() == len(LESSONS)
+    for i, lesson in enumerate(LESSONS):
+        cell = cells.nth(i)
+        output = cell.locator(".jp-OutputArea")
+        output.scroll_into_view_if_needed()
+        pictures = output.locator("img")
+        if pictures.count():  # the figure alone
+            size = pictures.first.evaluate("img => [img.complete, img.naturalWidth, img.naturalHeight]")
+            assert size[0] and size[1] > 100 and size[2] > 50, f"{lang}/{lesson}: the figure is not rendered: {size}"
+            output.screenshot(path=str(key_figures / f"{lesson}-{lang}.png"))
+        else:  # a printed result: with the code that prints it
+            last_line = key_results(lesson, lang)[0].splitlines()[-1].split(" object at 0x")[0]
+            assert last_line in output.inner_text(), f"{lang}/{lesson}: {last_line!r} not shown"
+            cell.screenshot(path=str(key_figures / f"{lesson}-{lang}.png"))
+    assert sorted(p.name for p in key_figures.glob(f"*-{lang}.png")) == [f"{lesson}-{lang}.png" for lesson in LESSONS]

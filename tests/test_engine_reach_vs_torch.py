@@ -280,3 +280,35 @@ def test_warnings_carry_pytorchs_suffix_and_show_as_often_as_pytorchs(tmp_path):
     ours = warnings_of("-m", "autograd_core.run")
     assert ours == warnings_of()
     assert ours.count("Warning: ") == 8 and ours.count("(Triggered internally at /__w/pytorch/pytorch/") == 8
+
+
+# --- torch.Tensor(t): an alias of t (as legacy tutorials use it: r = torch.Tensor(t); r.zero_() zeroes t) ------
+def test_legacy_constructor_of_a_tensor_is_an_alias_of_it_like_torch():
+    def program(m):
+        t = m.zeros(2, 3)
+        r = m.Tensor(t)
+        r.resize_(3, 2)
+        r.fill_(5)
+        x = m.ones(2, requires_grad=True)
+        y = m.Tensor(x)
+        y.sum().backward()
+        return t, r, y, x.grad, m.Tensor(m.arange(3)), m.Tensor(m.tensor([1.0, 2.0], dtype=m.float64)), m.Tensor(m.tensor(3.0))
+
+    same(program)
+
+
+# --- x.cuda(i) on a machine without GPUs (d2l's use-gpu page: Z = X.cuda(1)) ---------------------------------
+@pytest.mark.parametrize("args, kwargs", [((), {}), ((0,), {}), ((1,), {}), ((), {"device": 1}), ((-1,), {}),
+                                          (("cuda:1",), {}), ((None,), {})], ids=str)
+def test_cuda_without_a_gpu_fails_like_torch(args, kwargs):
+    same(lambda m: m.ones(2).cuda(*args, **kwargs))
+
+
+# --- gradcheck on float32 inputs of several elements: PyTorch's warning, naming the right input ---------
+def test_gradcheck_warns_about_each_float32_input_of_any_size_like_torch():
+    def program(m):
+        a = m.tensor([0.5, 1.0, 2.0], dtype=m.float64, requires_grad=True)
+        b = m.tensor([[0.5, -1.0], [2.0, 3.0]], requires_grad=True)  # float32, second input
+        return m.tensor(m.autograd.gradcheck(lambda s, t: (s.sum() * t).sin(), (a, b), eps=1e-2, atol=1e-1))
+
+    same(program)

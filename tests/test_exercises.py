@@ -192,6 +192,69 @@ def numerical_gradient(f, x, eps=1e-6):
     "gradcheck": "def gradcheck(f, grad_f, x, eps=1e-6, atol=1e-5, rtol=1e-3):\n    return True",
 }
 
+PS3_PARTIAL = {
+    # dX and dW right (2), db summed over the wrong dimension (0)
+    "linear_backward": '''\
+def linear_backward(X, W, b, G):
+    return G @ W, G.T @ X, G.sum(1)''',
+    "hypot": SOLUTION,                  # 2
+    "layer_output_shapes": SOLUTION,    # 2
+    # gradcheck raises on a wrong backward instead of returning False: the visible check passes, hidden ones not (0)
+    "backward_is_right": '''\
+def backward_is_right(function, inputs):
+    return torch.autograd.gradcheck(function.apply, tuple(inputs))''',
+    # evaluation mode and no recording, but the model is left in evaluation mode (0)
+    "evaluate": '''\
+def evaluate(model, x):
+    model.eval()
+    with torch.no_grad():
+        return model(x)''',
+}
+PS3_PARTIAL_SCORE = 6
+
+PS3_WRONG = {
+    "linear_backward": '''\
+def linear_backward(X, W, b, G):
+    return 2 * (G @ W), G.T @ X, G.sum(1)''',
+    "matvec_backward": '''\
+def matvec_backward(W, v, g):
+    return 2 * g[:, None] * v, W.T @ g''',
+    # the two gradients swapped
+    "hypot": '''\
+class Hypot(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        h = torch.sqrt(x * x + y * y)
+        ctx.save_for_backward(x, y, h)
+        return h
+
+    @staticmethod
+    def backward(ctx, G):
+        x, y, h = ctx.saved_tensors
+        return G * y / h, G * x / h''',
+    "backward_is_right": '''\
+def backward_is_right(function, inputs):
+    return True''',
+    # no hook: the gradient reaching h is not clipped
+    "clipped_backward": '''\
+def clipped_backward(x, w, limit):
+    (x * x * w).sum().backward()
+    return x.grad''',
+    # the hooks are never removed
+    "layer_output_shapes": '''\
+def layer_output_shapes(model, x):
+    seen = []
+    for name, child in model.named_children():
+        child.register_forward_hook(lambda module, inputs, output, name=name: seen.append((name, tuple(output.shape))))
+    model(x)
+    return seen''',
+    # no recording, but the layers still in training mode
+    "evaluate": '''\
+def evaluate(model, x):
+    with torch.no_grad():
+        return model(x)''',
+}
+
 ASSIGNMENTS = {
     "ps1_autograd_basics": {"notebook": "autograd_basics", "points": 11, "partial": (PS1_PARTIAL, PS1_PARTIAL_SCORE),
                             "wrong": PS1_WRONG,
@@ -199,6 +262,8 @@ ASSIGNMENTS = {
                             "written": {"written_second_derivative": 2, "written_control_flow": 3}},
     "ps2_build_your_own": {"notebook": "build_your_own", "points": 22, "partial": (PS2_PARTIAL, PS2_PARTIAL_SCORE),
                            "wrong": PS2_WRONG, "written": {}},
+    "ps3_extending_autograd": {"notebook": "extending_autograd", "points": 12,
+                               "partial": (PS3_PARTIAL, PS3_PARTIAL_SCORE), "wrong": PS3_WRONG, "written": {}},
 }
 
 NBGRADER_CONFIG = '''\
@@ -346,13 +411,13 @@ def test_build_your_own_forbids_the_kit_engine():
     from grader.course import POLICY_KEY
 
     ps2 = source_notebook("ps2_build_your_own")
-    assert ps2.metadata[POLICY_KEY] == {"forbidden_imports": ["autograd_core"]}
+    assert ps2.metadata[POLICY_KEY] == {"forbidden_imports": ["autograd_core"], "language": "en"}
     for cell in ps2.cells:
         if nbgrader_meta(cell).get("solution") or not nbgrader_meta(cell).get("grade"):
             assert "autograd_core" not in instructor_solution(cell.source) or cell.cell_type == "markdown", \
                 f"{nbgrader_meta(cell)['grade_id']}: student-side code must not use autograd_core"
     ps1 = source_notebook("ps1_autograd_basics")
-    assert POLICY_KEY not in ps1.metadata, "problem set 1 is about using the engine"
+    assert "forbidden_imports" not in ps1.metadata[POLICY_KEY], "problem set 1 is about using the engine"
 
 
 # --- released notebooks ------------------------------------------------------------------------
@@ -569,3 +634,14 @@ def test_ps2_alternative_correct_answers_get_full_marks(ps2_alternatives_course)
         submission = gradebook.find_submission_notebook("build_your_own", "ps2_build_your_own", "alternatives")
         score, cells = submission.score, {grade.name: grade.score for grade in submission.grades}
     assert score == ASSIGNMENTS["ps2_build_your_own"]["points"], {k: v for k, v in cells.items() if v < 1}
+
+
+# --- ps3: on the kit's engine (the course above) and on PyTorch -------------------------------------
+def test_ps3_solution_passes_every_test_on_pytorch():
+    """The engine line switched to PyTorch, the instructor's answers and the hidden tests: nothing fails."""
+    nb = source_notebook("ps3_extending_autograd")
+    engine_line = next(line for line in nb.cells[1].source.splitlines() if line.startswith("import autograd_core as torch"))
+    for cell in nb.cells:
+        cell.source = cell.source.replace(engine_line, "import torch")
+    assert "autograd_core" not in "".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert _ps2_run_in_plain_kernel(nb) == {}

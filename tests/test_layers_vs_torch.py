@@ -1,4 +1,4 @@
-"""Convolution, pooling and dropout against PyTorch's: values, gradients, second derivatives,
+"""Convolution, pooling, dropout, embedding and batch normalization against PyTorch's: values, gradients, second derivatives,
 graph nodes, module printing, initial weights (bit for bit after ``manual_seed``), dropout masks
 (bit for bit) and the errors for wrong shapes. Enough for LeNet in the 60-minute blitz and d2l."""
 import numpy as np
@@ -261,3 +261,103 @@ def test_conv_and_pool_gradients_match_finite_differences():
     assert autograd_core.autograd.gradcheck(
         lambda x, w: autograd_core.nn.functional.max_pool2d(
             autograd_core.nn.functional.conv2d(x, w, padding=1, stride=(1, 2)), 2, ceil_mode=True), (x, w))
+
+
+# -- embedding -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("padding_idx", [None, 1, -1], ids=str)
+@pytest.mark.parametrize("index_dtype", ["long", "int"])
+def test_embedding_lookup_gradients_and_printing_match_torch(padding_idx, index_dtype):
+    def program(m):
+        m.manual_seed(0)
+        table = m.nn.Embedding(5, 3, padding_idx=padding_idx)
+        ix = m.tensor([[1, 2], [2, 4]], dtype=getattr(m, index_dtype))
+        y = table(ix)
+        (y * y).sum().backward()
+        return repr(table), table.weight, y, table.weight.grad, table(m.tensor(2, dtype=getattr(m, index_dtype)))
+
+    same(program)
+
+
+def test_embedding_second_derivative_and_from_pretrained_match_torch():
+    def program(m):
+        w = m.tensor(IMAGES[0, 0, :4, :2].tolist(), dtype=m.float64, requires_grad=True)
+        out = m.nn.functional.embedding(m.tensor([0, 3, 3]), w)
+        (g,) = m.autograd.grad((out ** 3).sum(), w, create_graph=True)
+        (gg,) = m.autograd.grad(g.sum(), w)
+        frozen = m.nn.Embedding.from_pretrained(m.ones(2, 3))
+        return out, g.detach(), gg, repr(frozen), frozen.weight.requires_grad, frozen(m.tensor([1, 0])), \
+            m.nn.functional.embedding(m.tensor([], dtype=m.long), m.ones(3, 2))
+
+    same(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.nn.Embedding(5, 3)(m.tensor([1.0])),
+    lambda m: m.nn.Embedding(5, 3)(m.tensor([5])),
+    lambda m: m.nn.Embedding(5, 3)(m.tensor([-1])),
+    lambda m: m.nn.Embedding(5, 3)(m.tensor([1], dtype=m.int16)),
+    lambda m: m.nn.Embedding(5, 3, padding_idx=5),
+    lambda m: m.nn.Embedding(5, 3, padding_idx=-6),
+    lambda m: m.nn.functional.embedding(m.tensor([1]), m.ones(3)),
+    lambda m: m.nn.Embedding.from_pretrained(m.ones(3)),
+    lambda m: m.nn.Embedding(2, 3, _weight=m.ones(3, 3)),
+    lambda m: m.nn.Embedding(5, 3)([1]),
+])
+def test_embedding_errors_match_torch(call):
+    same(call)
+
+
+# -- batch normalization -------------------------------------------------------------------------
+
+BATCHNORMS = [("BatchNorm1d", (8, 4)), ("BatchNorm1d", (5, 4, 3)), ("BatchNorm2d", (3, 4, 2, 3))]
+
+
+@pytest.mark.parametrize("options", [dict(), dict(momentum=None), dict(affine=False), dict(bias=False),
+                                     dict(track_running_stats=False)], ids=str)
+@pytest.mark.parametrize("layer, shape", BATCHNORMS, ids=str)
+def test_batch_norm_training_and_evaluation_match_torch(layer, shape, options, dtype="float32"):
+    def program(m):
+        m.manual_seed(0)
+        bn = getattr(m.nn, layer)(4, **options).to(getattr(m, dtype))
+        x = (m.randn(*shape, dtype=getattr(m, dtype)) * 3 + 1).requires_grad_()
+        y = bn(x)
+        (y * m.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape)).sum().backward()
+        y2 = bn(x * 2)
+        grads = [x.grad] + [p.grad for p in bn.parameters()]
+        bn.eval()
+        y3 = bn(x)
+        return repr(bn), list(bn.state_dict()), y, y2, y3, grads, bn.running_mean, bn.running_var, \
+            bn.num_batches_tracked
+
+    same(program)
+
+
+def test_batch_norm_in_float64_matches_torch():
+    test_batch_norm_training_and_evaluation_match_torch("BatchNorm1d", (5, 4, 3), {}, "float64")
+
+
+def test_batch_norm_second_derivatives_match_torch():
+    def program(m):
+        bn = m.nn.BatchNorm1d(4).double()
+        x = leaf(m, IMAGES[0, :, :5, 0].T)
+        (g,) = m.autograd.grad((bn(x) ** 3 * m.tensor([1.0, -2.0, 0.5, 3.0], dtype=m.float64)).sum(), x,
+                               create_graph=True)
+        (gg,) = m.autograd.grad((g * g).sum(), x)
+        bn.eval()
+        (h,) = m.autograd.grad((bn(x) ** 3).sum(), x, create_graph=True)
+        (hh,) = m.autograd.grad((h * h).sum(), x)
+        return g.detach(), gg, h.detach(), hh
+
+    same(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.nn.BatchNorm1d(3)(m.randn(1, 3)),
+    lambda m: m.nn.BatchNorm1d(3)(m.randn(3)),
+    lambda m: m.nn.BatchNorm2d(3)(m.randn(2, 3, 4)),
+    lambda m: m.nn.BatchNorm1d(3).eval()(m.ones(1, 3)),
+    lambda m: m.nn.functional.batch_norm(m.ones(4, 2), None, None, training=True),
+])
+def test_batch_norm_errors_and_edge_cases_match_torch(call):
+    same(call)

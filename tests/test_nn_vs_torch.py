@@ -150,6 +150,26 @@ def test_a_parameter_is_a_leaf_that_requires_grad_and_prints_as_one():
     same(program)
 
 
+def test_a_parameter_is_of_its_own_class_and_what_is_made_of_it_is_a_tensor_like_torch():
+    import copy
+
+    def program(m):
+        m.manual_seed(0)
+        layer = m.nn.Linear(3, 2)
+        lazy = m.nn.LazyLinear(2)
+        before = repr(type(lazy.weight))
+        lazy(m.ones(1, 3))
+        w = layer.weight
+        y = (w * 2).sum()
+        y.backward()
+        return ([repr(type(t)) for t in (w, w * 2, w.data, w.detach(), w.clone(), w[0], y, w.grad, lazy.weight,
+                                         copy.deepcopy(w), m.nn.Parameter(m.ones(2)), m.nn.Parameter())],
+                before, str(type(layer.bias)), type(w).__name__, y, w.grad_fn, w.requires_grad_(False) is w,
+                isinstance(w, m.Tensor), isinstance(copy.deepcopy(w), m.nn.Parameter))
+
+    same(program)
+
+
 def test_zero_grad_train_eval_and_requires_grad_():
     def program(m):
         net = model(m)
@@ -327,5 +347,40 @@ def test_an_uninitialized_parameter_can_stop_requiring_grad_and_be_materialized(
         q.zero_()
         return p.requires_grad, repr(p), str(p), q, q.dtype, isinstance(q, m.nn.Parameter), \
             isinstance(q, m.nn.UninitializedParameter)
+
+    same(program)
+
+
+def test_a_lazy_model_loads_a_state_dict_and_becomes_ordinary_on_its_first_call_like_torch():
+    # d2l-en's file I/O page: clone = MLP(); clone.load_state_dict(torch.load('mlp.params')) on LazyLinear layers
+    def program(m):
+        m.manual_seed(0)
+        trained = m.nn.Sequential(m.nn.LazyLinear(3), m.nn.ReLU(), m.nn.LazyLinear(2))
+        trained(m.ones(4, 5))
+        clone = m.nn.Sequential(m.nn.LazyLinear(3), m.nn.ReLU(), m.nn.LazyLinear(2))
+        keys = clone.load_state_dict(trained.state_dict())
+        before = (repr(clone), repr(type(clone[0].weight)), clone[0].weight.shape)
+        y = clone(m.ones(1, 5))
+        wrong_width = m.nn.LazyLinear(2)
+        wrong_width.load_state_dict({"weight": m.ones(2, 3), "bias": m.zeros(2)})
+        try:
+            wrong_width(m.ones(4))
+        except AssertionError as error:
+            refused = str(error)
+        conv = m.nn.LazyConv2d(2, 3)
+        conv.load_state_dict({"weight": m.ones(2, 1, 3, 3), "bias": m.zeros(2)})
+        return (before, repr(keys), y, trained(m.ones(1, 5)), repr(clone), refused, repr(wrong_width),
+                conv(m.ones(1, 1, 4, 4)), repr(conv))
+
+    same(program)
+
+
+def test_a_lazy_model_moved_or_converted_before_its_first_call_like_torch():
+    # d2l-en's GPU page: net = nn.Sequential(nn.LazyLinear(1)); net = net.to(device=try_gpu())
+    def program(m):
+        m.manual_seed(0)
+        net = m.nn.Sequential(m.nn.LazyLinear(2)).to(device="cpu").double()
+        before = (repr(net), net[0].weight.dtype, repr(net[0].weight))
+        return before, net(m.ones(1, 3, dtype=m.float64)), net[0].weight.dtype, repr(net)
 
     same(program)

@@ -1,6 +1,6 @@
-"""PyTorch's autograd tutorials, d2l's preliminaries, linear and softmax regression sections,
-micrograd's tests and Justin Johnson's examples, run unchanged with the kit's engine in torch's
-place, print what PyTorch 2.13 printed.
+"""PyTorch's autograd tutorials and blitz, d2l's chapters 2-5 (both editions), micrograd's tests,
+Justin Johnson's examples, and makemore parts 1-2, run unchanged with
+the kit's engine in torch's place, print what PyTorch 2.13 printed.
 
 The code of each page is in ``tutorials/extracts/`` (verbatim; where it comes from, and every
 line dropped and why, in ``tutorials/sources.toml``); ``NAME.out`` is what PyTorch printed for it.
@@ -51,7 +51,7 @@ def test_every_extract_has_a_source_and_a_recording():
     for name, entry in ENTRIES.items():
         assert {"repository", "path", "commit", "kind"} <= entry.keys(), name
         assert re.fullmatch(r"[0-9a-f]{40}", entry["commit"]), name
-        for drop in entry.get("drop", []):
+        for drop in entry.get("drop", []) + entry.get("replace", []):
             assert drop["reason"], (name, drop)
     for name in SOURCES:  # (a "silent" page prints nothing but its plots: its recording is empty)
         assert (HERE / "extracts" / f"{name}.out").read_text().strip() or SOURCES[name].get("silent"), name

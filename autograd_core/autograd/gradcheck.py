@@ -53,11 +53,12 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     Use float64 inputs: in float32 the differences are too noisy to be a fair check.
     """
     inputs = inputs if isinstance(inputs, tuple) else (inputs,)
-    for x in inputs:
+    for i, x in enumerate(inputs):  # (not inputs.index(x): that compares tensors with ==)
         if isinstance(x, Tensor) and x.requires_grad and x._data.dtype != np.float64:
             warnings.warn(
-                f"Input #{inputs.index(x)} requires gradient and is not a double precision floating point. "
-                "This check will likely fail if all the inputs are not of double precision floating point. ",
+                f"Input #{i} requires gradient and is not a double precision floating point or complex. "
+                "This check will likely fail if all the inputs are not of double precision floating point "
+                "or complex. ",
                 UserWarning, stacklevel=2,
             )
     numerical = numerical_jacobian(func, inputs, eps)

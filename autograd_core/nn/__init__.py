@@ -8,6 +8,8 @@
     conv.py        Conv2d, LazyConv2d, F.conv2d, F.unfold/F.fold (im2col: a convolution as a matrix product)
     pooling.py     MaxPool2d, AvgPool2d, AdaptiveAvgPool2d and their functions
     dropout.py     Dropout, F.dropout (PyTorch's masks)
+    embedding.py   Embedding, F.embedding (a table of vectors looked up by index)
+    batchnorm.py   BatchNorm1d, BatchNorm2d, F.batch_norm
     lazy.py        LazyModuleMixin: a module that takes its parameters' shapes from its first input
     loss.py        MSELoss, CrossEntropyLoss, BCEWithLogitsLoss, ...
     functional.py  the same as functions: F.linear, F.mse_loss, F.cross_entropy, ...
@@ -16,9 +18,11 @@
     parallel.py    DataParallel (no GPUs here: it runs the module)
 """
 from . import functional, init
+from .batchnorm import BatchNorm1d, BatchNorm2d
 from .container import Sequential
 from .conv import Conv2d, LazyConv2d
 from .dropout import Dropout
+from .embedding import Embedding
 from .layers import Flatten, Identity, LazyLinear, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module

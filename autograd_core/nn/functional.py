@@ -13,7 +13,9 @@ from .. import functional as _engine
 from ..tensor import Tensor, _wrap_dim
 from . import ops
 from .conv import conv2d, fold, unfold  # noqa: F401  (F.conv2d, ...: the op families live in their own files)
+from .batchnorm import batch_norm  # noqa: F401
 from .dropout import dropout  # noqa: F401
+from .embedding import embedding  # noqa: F401
 from .pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401
 from .. import beyond as _beyond
 

@@ -23,12 +23,22 @@ class LazyModuleMixin:
         raise NotImplementedError(f"initialize_parameters is not implemented for {self.__class__.__name__}")
 
     def __call__(self, *args, **kwargs):
-        # PyTorch does this in a forward pre-hook that removes itself after the first call
+        # PyTorch does this in a forward pre-hook that removes itself after the first call (so a
+        # module whose parameters came from load_state_dict becomes a Linear on its first call too,
+        # keeping in_features=0, as in PyTorch)
+        self.initialize_parameters(*args, **kwargs)  # (each layer's does nothing once it has its shapes)
         if self.has_uninitialized_params():
-            self.initialize_parameters(*args, **kwargs)
-            if self.has_uninitialized_params():
-                raise RuntimeError(f"module {type(self).__name__} has not been fully initialized")
-            if self.cls_to_become is not None:
-                self.__class__ = self.cls_to_become
+            raise RuntimeError(f"module {type(self).__name__} has not been fully initialized")
+        if self.cls_to_become is not None:
+            self.__class__ = self.cls_to_become
             return self(*args, **kwargs)  # called again as what it has become
         return super().__call__(*args, **kwargs)
+
+    def _lazy_load_hook(self, state_dict, prefix):
+        """Before ``load_state_dict`` copies the numbers: a parameter without a shape takes the
+        shape of the one it is given (PyTorch's hook of the same name)."""
+        for name, t in (*self._parameters.items(), *self._buffers.items()):
+            given = state_dict.get(prefix + name)
+            if isinstance(t, UninitializedParameter) and given is not None and \
+                    not isinstance(given, UninitializedParameter):
+                t.materialize(given.shape)

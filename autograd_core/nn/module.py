@@ -229,8 +229,8 @@ class Module:
             for module in self.modules():
                 for store in (module._parameters, module._buffers):
                     for name, t in store.items():
-                        if t is not None:
-                            t.data = convert(t)
+                        if t is not None:  # (t.data: a lazy layer's parameter has no numbers but an empty tensor)
+                            t.data = convert(t.data)
         return self
 
     def to(self, *args, **kwargs):
@@ -263,6 +263,9 @@ class Module:
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copy the numbers of ``state_dict`` into this model's parameters and buffers."""
+        for module_prefix, module in self.named_modules():
+            if hasattr(module, "_lazy_load_hook"):  # a lazy layer's parameters take the given shapes first
+                module._lazy_load_hook(state_dict, f"{module_prefix}." if module_prefix else "")
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]

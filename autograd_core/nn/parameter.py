@@ -1,35 +1,38 @@
 """``nn.Parameter``: a leaf tensor that requires grad and that a ``Module`` registers as its own.
 
 A parameter is nothing more than what lesson 2 called a leaf: ``requires_grad=True``, no
-``grad_fn``, and ``.grad`` filled by ``backward()``. Here it is an ordinary ``Tensor`` marked as a
-parameter (so every operation treats it exactly like any other tensor); ``isinstance(p,
-nn.Parameter)`` reads the mark, and it prints as PyTorch prints one.
+``grad_fn``, and ``.grad`` filled by ``backward()``. Here, as in PyTorch, it is a subclass of
+``Tensor`` that adds only its name, so every operation treats it exactly like any other tensor.
 """
 from __future__ import annotations
 
 from ..tensor import Tensor
 
 
-class _ParameterType(type):
-    def __instancecheck__(cls, obj):
-        return isinstance(obj, Tensor) and obj._is_parameter
+class Parameter(Tensor):
+    """``nn.Parameter(torch.randn(3))``: a leaf that requires grad, registered by the module it is assigned to.
 
-    def __call__(cls, data=None, requires_grad=True):
+    A subclass of ``Tensor`` that adds nothing but its name (``type(p)`` prints
+    ``<class 'torch.nn.parameter.Parameter'>``, and ``p`` prints "Parameter containing:"), as in
+    PyTorch; every operation on it gives an ordinary ``Tensor``."""
+
+    __slots__ = ()
+    _shown_as = "torch.nn.parameter.Parameter"
+    _is_parameter = True
+
+    def __new__(cls, data=None, requires_grad=True):
         from ..creation import empty
 
         data = empty(0) if data is None else data
-        p = Tensor._make(data._data, False)  # shares data's numbers, as PyTorch's Parameter does
+        p = object.__new__(cls)
+        p._data, p._requires_grad, p._grad_fn = data._data, False, None  # shares data's numbers, as in PyTorch
+        p._grad, p._output_nr, p._counter = None, 0, None
         p._version_counter = data._version_counter
         p.requires_grad = requires_grad
-        p._is_parameter = True
         return p
 
-    def __repr__(cls):
-        return "<class 'torch.nn.parameter.Parameter'>"
-
-
-class Parameter(metaclass=_ParameterType):
-    """``nn.Parameter(torch.randn(3))``: a leaf that requires grad, registered by the module it is assigned to."""
+    def __init__(self, data=None, requires_grad=True):
+        pass  # (made in __new__: Tensor's own __init__ is the legacy constructor torch.Tensor(data))
 
 
 # PyTorch's words when an uninitialized parameter is used (it names the function; the engine
@@ -42,7 +45,7 @@ _USED_UNINITIALIZED = (
 _NUMBERS = Tensor._data  # the slot that holds a tensor's numbers (UninitializedParameter hides it)
 
 
-class UninitializedParameter(Tensor):
+class UninitializedParameter(Parameter):
     """A parameter whose shape is not known yet: what ``nn.LazyLinear`` holds until its first input.
 
     It has no numbers yet, so reading them is refused: its shape (``RuntimeError``) and every
@@ -55,7 +58,6 @@ class UninitializedParameter(Tensor):
 
     __slots__ = ()
     _shown_as = "torch.nn.parameter.UninitializedParameter"
-    _is_parameter = True  # isinstance(p, nn.Parameter) is True, as in PyTorch
 
     def __new__(cls, requires_grad=True, device=None, dtype=None):
         from ..creation import empty
@@ -74,6 +76,10 @@ class UninitializedParameter(Tensor):
     @property
     def data(self):
         return Tensor._make(_NUMBERS.__get__(self))
+
+    @data.setter
+    def data(self, value):  # model.to(...), model.double() before the first call: the empty numbers converted
+        _NUMBERS.__set__(self, value._data)
 
     @property
     def shape(self):
@@ -107,8 +113,7 @@ class UninitializedParameter(Tensor):
 
         numbers = empty(shape, dtype=dtype or self.dtype, device=device)._data
         _NUMBERS.__set__(self, numbers)
-        self.__class__ = Tensor
-        self._is_parameter = True
+        self.__class__ = Parameter
 
     def __repr__(self):
         return "<UninitializedParameter>"

@@ -19,7 +19,7 @@ c = get_config()  # noqa: F821
 spec = kithub.ClassSpec.load(os.environ["KIT_HUB_STATE"])
 state = spec.root / "hub"
 
-# ---- network: everything on 127.0.0.1 (put a TLS-terminating proxy in front for a real class) ----
+# ---- network: everything on 127.0.0.1 (a real class: HTTPS from the proxy, docs/deploy.md "In production") ----
 c.JupyterHub.ip = "127.0.0.1"
 c.JupyterHub.port = spec.hub_port
 c.JupyterHub.hub_ip = "127.0.0.1"
@@ -100,3 +100,14 @@ roles.append({
     "scopes": ["users:activity!user", "access:servers!server", "read:users:name!user", "read:users:groups!user"],
 })
 c.JupyterHub.load_roles = roles
+
+# ---- the site's own settings (docs/deploy.md, "In production"): HTTPS, admins, the idle culler, limits ----
+# every *.py of <state>/jupyterhub_config.d, in name order, after the kit's (so they may override it);
+# the hub runs them as root: the folder must be root's and writable by root alone
+site = spec.root / "jupyterhub_config.d"
+if site.is_dir():
+    if site.stat().st_uid != 0 or site.stat().st_mode & 0o022:
+        raise SystemExit(f"{site} must be root's and writable by root alone (chown root {site}; chmod 700 {site})")
+    for path in sorted(site.glob("*.py")):
+        # as if appended to this file: the same ``c`` (a list such as c.JupyterHub.services is extended)
+        exec(compile(path.read_text(), str(path), "exec"), {"c": c, "get_config": lambda: c, "spec": spec})

@@ -4,6 +4,7 @@
     sudo python deploy/hub/kithub.py setup --state DIR    # only set up (accounts, courses, releases)
     sudo python deploy/hub/kithub.py start --state DIR    # start the hub of a set-up class (foreground)
     sudo python deploy/hub/kithub.py dates --state DIR    # apply the due dates and extensions of class.json again
+    sudo python deploy/hub/kithub.py backup --state DIR --to BACKUPS  # courses, gradebooks, exchange: one archive
     sudo python deploy/hub/kithub.py teardown --state DIR # remove the accounts and DIR (the gradebooks kept aside)
 
 A class is described by ``class.json`` in its state folder (``ClassSpec`` below). Every person
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import difflib
 import hashlib
 import json
 import os
@@ -32,6 +34,7 @@ import secrets
 import shutil
 import signal
 import sqlite3
+import ssl
 import stat
 import subprocess
 import sys
@@ -46,7 +49,7 @@ ROOT = HERE.parent.parent
 CLASS_FILE = "class.json"
 ACCOUNTS_FILE = "accounts.txt"  # the accounts this class created, removed by teardown
 DEFAULT_STATE = Path("/srv/autograd-kit-hub")
-DEFAULT_ASSIGNMENTS = ["ps1_autograd_basics", "ps2_build_your_own"]
+DEFAULT_ASSIGNMENTS = ["ps1_autograd_basics", "ps2_build_your_own", "ps3_extending_autograd"]
 CHP = HERE / "node_modules" / ".bin" / "configurable-http-proxy"
 #: where a login shell reads the system's additions to PATH (a hub terminal is a login shell, and
 #: the system's /etc/profile sets PATH anew, dropping the one the spawner gave)
@@ -150,16 +153,41 @@ class ClassSpec:
 
     @classmethod
     def load(cls, state: Path | str) -> "ClassSpec":
+        """The class of ``state``; a mistake in its file is a SetupError naming the file, the place and
+        the field (with the name it was probably meant to be), never a traceback."""
         path = Path(state) / CLASS_FILE
         if not path.exists():
             raise SetupError(f"{state} holds no class ({CLASS_FILE} missing); run `kithub.py setup --state {state}` first")
-        data = json.loads(path.read_text())
+        try:
+            data = json.loads(path.read_text())
+        except json.JSONDecodeError as error:
+            raise SetupError(f"{path}: not valid JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("courses"), list):
+            raise SetupError(f"{path}: expected an object with a list of \"courses\"")
+        _check_fields(path, "the class", data, cls, required={"state", "courses", "passwords"})
+        for number, course in enumerate(data["courses"], 1):
+            where = f"course {number}" + (f" ({course.get('course_id')})" if isinstance(course, dict) else "")
+            if not isinstance(course, dict):
+                raise SetupError(f"{path}: {where} is not an object")
+            _check_fields(path, where, course, CourseSpec, required={"course_id", "grader", "port"})
         data["courses"] = [CourseSpec(**c) for c in data["courses"]]
         return cls(**data)
 
 
+def _check_fields(path: Path, where: str, data: dict, kind: type, required: set[str]) -> None:
+    known = set(kind.__dataclass_fields__)
+    for name in data:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean \"{close[0]}\"?)" if close else f" (known: {', '.join(sorted(known))})"
+            raise SetupError(f"{path}: {where}: unknown field \"{name}\"{hint}")
+    missing = sorted(required - set(data))
+    if missing:
+        raise SetupError(f"{path}: {where}: missing {', '.join(missing)}")
+
+
 def demo_class(state: Path, **ports) -> ClassSpec:
-    """The demo: one course ``ad101`` (ps1 and ps2), an instructor and three students. ps1 was due an
+    """The demo: one course ``ad101`` (ps1, ps2 and ps3), an instructor and three students. ps1 was due an
     hour before the set-up and alice and bob have a week's extension: carol's ps1 is late, and late
     work scores zero. ps2 is due in a week."""
     people = ["instructor", "alice", "bob", "carol"]
@@ -505,15 +533,23 @@ class Hub:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 return False
-            try:
-                with urllib.request.urlopen(f"{self.spec.url}/hub/health", timeout=5) as response:
-                    if response.status == 200:
-                        return True
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
+            if self._answers():
+                return True
             time.sleep(0.5)
         self.stop()
         raise SetupError(f"JupyterHub did not answer on {self.spec.url} in time:\n{self.log_tail()}")
+
+    def _answers(self) -> bool:
+        """The hub's health through the proxy, in HTTP or, where the site serves HTTPS (docs/deploy.md),
+        in HTTPS: only whether it answers on this machine, so its certificate is not checked here."""
+        for scheme, context in (("http", None), ("https", ssl._create_unverified_context())):
+            try:
+                with urllib.request.urlopen(f"{scheme}://127.0.0.1:{self.spec.hub_port}/hub/health", timeout=5,
+                                            context=context) as response:
+                    return response.status == 200
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+                continue
+        return False
 
     def log_tail(self, lines: int = 60) -> str:
         try:
@@ -588,6 +624,52 @@ def backup_gradebooks(state: Path) -> Path | None:
     return backup
 
 
+#: a file above this is left out of a backup, and named (a student can fill inbound/ with junk)
+BACKUP_FILE_LIMIT = 200 * 1024 * 1024
+
+
+def backup_class(state: Path, to: Path, log=print) -> Path:
+    """One archive ``<to>/<state name>-<time>.tar.gz`` of the class: ``class.json``, each course
+    directory (its gradebook copied with SQLite's own backup: whole even while a grader writes) and
+    the exchange, with owners and modes, paths from ``/``. Restore as root with
+    ``tar --extract --preserve-permissions --same-owner --file ARCHIVE --directory /`` (docs/deploy.md)."""
+    import tarfile
+    import tempfile
+
+    spec = ClassSpec.load(state)
+    to.mkdir(mode=0o700, parents=True, exist_ok=True)
+    archive = to / f"{state.name}-{datetime.datetime.now().strftime('%Y%m%d-%H%M%S')}.tar.gz"
+    gradebooks = {c.directory(spec) / "gradebook.db" for c in spec.courses}
+
+    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        if info.isfile() and info.size > BACKUP_FILE_LIMIT:
+            log(f"backup: left out /{info.name} ({info.size / 2**20:.0f} MiB, above {BACKUP_FILE_LIMIT // 2**20} MiB)")
+            return None
+        if not (info.isfile() or info.isdir() or info.issym()):
+            return None  # a pipe or a device someone planted: nothing of the class
+        return info
+
+    fd = os.open(archive, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as tar, \
+            tempfile.TemporaryDirectory() as scratch:
+        tar.add(state / CLASS_FILE, arcname=str(state / CLASS_FILE).lstrip("/"))
+        for course in spec.courses:
+            directory = course.directory(spec)
+            tar.add(directory, arcname=str(directory).lstrip("/"),
+                    filter=lambda info: None if Path("/" + info.name) in gradebooks else keep(info))
+            gradebook = directory / "gradebook.db"
+            if gradebook.exists():
+                copy = Path(scratch) / f"{course.course_id}.db"
+                with sqlite3.connect(gradebook) as source, sqlite3.connect(copy) as target:
+                    source.backup(target)
+                info = tar.gettarinfo(str(gradebook), arcname=str(gradebook).lstrip("/"))
+                info.size = copy.stat().st_size
+                with open(copy, "rb") as handle:
+                    tar.addfile(info, handle)
+        tar.add(spec.exchange, arcname=str(spec.exchange).lstrip("/"), filter=keep)
+    return archive
+
+
 def logins(spec: ClassSpec) -> str:
     lines = [f"JupyterHub: {spec.url}/hub/login   (localhost only; stop with Ctrl-C)", ""]
     method = (spec.logins or {}).get("method", "pam")
@@ -620,9 +702,10 @@ def _interrupt(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kithub.py", description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=["demo", "setup", "start", "dates", "teardown"])
+    parser.add_argument("command", choices=["demo", "setup", "start", "dates", "backup", "teardown"])
     parser.add_argument("--state", default=str(DEFAULT_STATE), help=f"the class's folder (default {DEFAULT_STATE})")
     parser.add_argument("--port", type=int, default=8000, help="the hub's port on 127.0.0.1 (default 8000)")
+    parser.add_argument("--to", help="backup: the folder the archive goes into (root's, mode 700)")
     args = parser.parse_args(argv)
     state = Path(args.state).resolve()
     try:
@@ -635,6 +718,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"warning: the class's submissions, grades and feedback are gone; its gradebook(s) are kept "
                       f"in {backup} (restore: copy <course>/gradebook.db back into the course directory)",
                       file=sys.stderr)
+            return 0
+        if args.command == "backup":
+            if not args.to:
+                raise SetupError("backup needs --to FOLDER (where the archive goes)")
+            print(f"backup: {backup_class(state, Path(args.to).resolve())}")
             return 0
         if args.command == "dates":
             apply_dates(ClassSpec.load(state))

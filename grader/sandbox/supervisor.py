@@ -27,6 +27,7 @@ import nbformat
 from nbgrader import utils as nbgrader_utils
 
 from ..checks import StudentCodeError
+from ..student_language import notebook_language, say
 from .policy import SandboxPolicy
 from .protocol import MAX_JSON_DEPTH, Closed, ProtocolError, Reader, TimedOut, nesting_depth, send
 from .recorder import clip
@@ -194,7 +195,8 @@ def run_notebook(zygote, nb, policy: SandboxPolicy, instructor_sources: dict | N
         ready = process.wait_ready()
         report.landlock = ready.get("landlock") is True
         label = [""]
-        trusted = TrustedSide(lambda code: _probe(process, code, label[0]))
+        language = notebook_language(nb)
+        trusted = TrustedSide(lambda code: _probe(process, code, label[0], language), language)
         for index, cell in enumerate(nb.cells):
             if cell.cell_type != "code" or not cell.source.strip():
                 continue
@@ -243,19 +245,20 @@ def run_notebook(zygote, nb, policy: SandboxPolicy, instructor_sources: dict | N
     return report
 
 
-def _probe(process: StudentProcess, code: str, label: str):
-    """``student(code)`` for a trusted test: the value computed in the student's process."""
+def _probe(process: StudentProcess, code: str, label: str, language: str = "en"):
+    """``student(code)`` for a trusted test: the value computed in the student's process (its
+    failures said in the notebook's ``language``)."""
     if not isinstance(code, str):
         raise TypeError("student() takes the code to run as a string")
     reply = process.request("probe", {"code": code}, label)
     if reply is None:
         raise StudentCodeError(f"no answer: the notebook's process {process.ended_how or 'ended'} without answering")
     if reply.get("interrupted"):
-        raise StudentCodeError(f"no answer within {process.limits.cell_timeout:g} s")
+        raise StudentCodeError(say("no_answer_within", language, seconds=f"{process.limits.cell_timeout:g}"))
     error = reply.get("error")
     if isinstance(error, dict):  # what the student's process says its code raised: text for people, no verdict
         reported = f"{clip(str(error.get('ename', 'Error')), 100)}: {clip(str(error.get('evalue', '')), 2000)}"
-        raise StudentCodeError(f"the code raised, as the notebook reports: {reported}")
+        raise StudentCodeError(say("raised", language, text=reported))
     try:
         return decode(reply.get("value"))
     except ValueRejected as rejected:

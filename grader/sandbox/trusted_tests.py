@@ -18,6 +18,7 @@ import json
 from nbgrader.preprocessors import ClearHiddenTests
 
 from .. import checks
+from ..student_language import say
 from .recorder import clip
 
 BEGIN_HIDDEN = ClearHiddenTests.begin_test_delimeter.default_value
@@ -42,17 +43,18 @@ def _python(source: str) -> str:
 
 
 class TrustedSide:
-    """The grader's namespace for one notebook's trusted tests."""
+    """The grader's namespace for one notebook's trusted tests, whose messages speak ``language``."""
 
-    def __init__(self, probe):
-        self.probe = probe
+    def __init__(self, probe, language: str = "en"):
+        self.probe, self.language = probe, language
+        self.check, self.check_close = checks.checks_in(language)
         self.hidden_failures: list[str] = []  # of the last test run: for the instructor's report, never its output
         self.namespace = {"__name__": "__trusted_test__", "__builtins__": __builtins__}
         self._bind()
 
     def _bind(self):
-        self.namespace.update(student=self.probe, student_batch=self._batch, check=checks.check,
-                              check_close=checks.check_close, describe=checks.describe,
+        self.namespace.update(student=self.probe, student_batch=self._batch, check=self.check,
+                              check_close=self.check_close, describe=checks.describe,
                               StudentCodeError=checks.StudentCodeError, StudentException=checks.StudentException,
                               Opaque=checks.Opaque, NoAnswer=checks.NoAnswer)
 
@@ -65,7 +67,7 @@ class TrustedSide:
             answer = self.probe(checks.batch_probe_code(codes))
         except checks.StudentCodeError:
             answer = None
-        return checks.from_batch_answer(answer, len(codes))
+        return checks.from_batch_answer(answer, len(codes), self.language)
 
     def run_setup(self, source: str) -> None:
         """Run an instructor's read-only code cell here too (its output and errors are not kept)."""
@@ -132,7 +134,7 @@ class HiddenChecks:
         namespace = self.side.namespace
         saved = {name: namespace[name] for name in ("student", "student_batch", "check", "check_close")}
         namespace.update(student=self._guarded(saved["student"]), student_batch=self._guarded(saved["student_batch"]),
-                         check=self._counted(checks.check), check_close=self._counted(checks.check_close))
+                         check=self._counted(self.side.check), check_close=self._counted(self.side.check_close))
         stopped = False
         try:
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
@@ -146,8 +148,9 @@ class HiddenChecks:
             namespace.update(saved)
         if self.passed == self.total and not stopped:
             return ""
-        rest = "; the others could not run" if stopped else ""
-        return f"{self.passed} of {self.total + stopped} hidden checks passed{rest}"
+        language = self.side.language
+        rest = say("hidden_rest", language) if stopped else ""
+        return say("hidden_count", language, passed=self.passed, total=self.total + stopped) + rest
 
     def _guarded(self, probe):
         def ask(*args, **kwargs):

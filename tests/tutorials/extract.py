@@ -5,7 +5,8 @@
 Takes the code of the page (for d2l's Markdown: the cells of the PyTorch tab, each followed by
 a ``# %%`` line, as d2lbook builds the PyTorch notebook; for PyTorch's Sphinx pages: the
 ``.. code-block:: python`` blocks; for a notebook: its code cells; for a library: the line ranges listed), drops the
-lines listed under ``drop`` (each must be found, exactly), and writes ``extracts/NAME.py``.
+lines listed under ``drop`` (each must be found, exactly), changes the lines listed under ``replace``
+(each must be found, exactly; the reason is beside it in ``sources.toml``), and writes ``extracts/NAME.py``.
 """
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ def d2l_cells(markdown, default_tab=None):
     cells = re.findall(r"^```\{\.python \.input[^}]*\}\n(.*?)^```", markdown, re.S | re.M)
     chosen = []
     for cell in cells:
+        cell = cell.lstrip("\n")  # (a cell may open with a blank line before its %%tab line)
         first, _, rest = cell.partition("\n")
         tabs = re.match(r"(?:%%tab|#@tab)\s+(.*)", first)
         if tabs and {"pytorch", "all"} & {t.strip() for t in tabs.group(1).split(",")}:
@@ -110,6 +112,11 @@ def extract(name, source_file):
             if not matches:
                 raise SystemExit(f"{name}: line to drop not found: {drop['line']!r}")
             del lines[matches[0]]
+    for change in entry.get("replace", []):  # a line changed, not dropped: a training run shortened
+        matches = [i for i, line in enumerate(lines) if line.rstrip("\n") == change["line"]]
+        if len(matches) != 1:
+            raise SystemExit(f"{name}: line to replace found {len(matches)} times: {change['line']!r}")
+        lines[matches[0]] = change["with"] + "\n"
     output = HERE / entry.get("output", f"extracts/{name}.py")
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text("".join(lines), encoding="utf-8")

@@ -26,7 +26,8 @@ def _extract(name):
     """The extract as run_as_torch.py takes it: its path, and ``::`` its options if it has any."""
     entry = sources()[name]
     options = (["call-tests"] if entry.get("call_tests") else []) + \
-        ([f"library={entry['library']}"] if "library" in entry else [])
+        ([f"library={entry['library']}"] if "library" in entry else []) + \
+        (["allow-errors"] if entry.get("allow_errors") else [])
     return str(HERE / "extracts" / f"{name}.py") + ("::" + ",".join(options) if options else "")
 
 

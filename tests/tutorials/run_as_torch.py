@@ -111,7 +111,8 @@ def call_tests(namespace):
 
 
 def run_extract(extract):
-    """Run ``PATH[::OPTION,...]`` (options: ``call-tests``, ``library=NAME``) and print what it prints."""
+    """Run ``PATH[::OPTION,...]`` (options: ``call-tests``, ``library=NAME``, ``allow-errors``: a cell's
+    error is shown and the next cell runs) and print what it prints."""
     random.seed(0)  # here, not only at start: Python reseeds its generator in every forked child
     numpy.random.seed(0)  # noqa: NPY002 (d2l's underfitting section draws with NumPy's global generator: seed that one)
     importlib.import_module("torch").manual_seed(0)  # PyTorch's own seed differs in every process
@@ -124,7 +125,12 @@ def run_extract(extract):
     namespace = {"__name__": "__main__", "__file__": str(path)}
     try:
         for code in cells(path.read_text(encoding="utf-8")):
-            run_cell(code, namespace, str(path))
+            try:
+                run_cell(code, namespace, str(path))
+            except Exception as exc:
+                if "allow-errors" not in options:
+                    raise
+                print(f"{type(exc).__name__}: {exc}")  # and on to the next cell, as nbconvert --allow-errors
         if "call-tests" in options:
             call_tests(namespace)
     except Exception as exc:  # shown, not raised: the two engines' outputs are compared, errors included
@@ -156,7 +162,7 @@ def main(engine, *extracts):
     if engine == "engine":
         put_engine_in_torchs_place()
     elif engine != "torch":
-        raise SystemExit("usage: run_as_torch.py engine|torch [--each] EXTRACT[::call-tests|library=NAME] ...")
+        raise SystemExit("usage: run_as_torch.py engine|torch [--each] EXTRACT[::call-tests|library=NAME|allow-errors] ...")
     if extracts and extracts[0] == "--each":
         print(json.dumps(run_each(extracts[1:])))
     else:

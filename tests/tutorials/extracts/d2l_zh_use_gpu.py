@@ -1,4 +1,3 @@
-!nvidia-smi
 # %%
 import torch
 from torch import nn

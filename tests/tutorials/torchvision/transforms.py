@@ -8,8 +8,10 @@ class ToTensor:
     """A PIL image (H x W) as a float tensor (1 x H x W) of its pixels / 255, as torchvision makes it."""
 
     def __call__(self, picture):
-        pixels = torch.from_numpy(np.array(picture, np.uint8, copy=True))
-        return pixels.view(picture.size[1], picture.size[0], 1).permute((2, 0, 1)).contiguous().float().div(255)
+        # torchvision divides the float32 pixels by 255 in float32: NumPy's float32 division gives the
+        # same bits, in one step instead of five tensor operations (this runs once per image per epoch)
+        pixels = np.array(picture, np.float32).reshape(1, picture.size[1], picture.size[0])
+        return torch.from_numpy(pixels / np.float32(255))
 
 
 class Resize:

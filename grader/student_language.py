@@ -1,0 +1,83 @@
+"""The language of what a student reads: test messages, "k of n hidden checks passed", ``kitgrade check``.
+
+An exercise notebook names its language in its metadata, ``{"kitgrade": {"language": "zh"}}``
+(``exercises/build.py`` writes it for both languages). Anything else there, or nothing, means
+English: the field is in the student's file, so a changed one only changes the words they read.
+What an instructor reads (reports, findings, errors of the course) stays in English.
+
+The Chinese follows the course's glossary (``tests/test_notebooks.py``): it speaks to the learner
+as 你, never of 用户.
+"""
+
+from __future__ import annotations
+
+import re
+
+LANGUAGES = ("en", "zh")
+METADATA_KEY = "kitgrade"  # the notebook metadata the kit reads (grader.course.POLICY_KEY)
+
+MESSAGES = {
+    # grader/checks.py: a failed check
+    "check": {"en": "{what}: expected {expected}, got {got}, for input {inp}",
+              "zh": "{what}：应为 {expected}，实际得到 {got}，输入：{inp}"},
+    "shape": {"en": "shape {shape}: {values}", "zh": "形状 {shape}：{values}"},
+    "not_a_number": {"en": "{got} (not a number, array or tensor)", "zh": "{got}（不是数、数组或张量）"},
+    "not_an_array": {"en": "{got} (not a number or array)", "zh": "{got}（不是数或数组）"},
+    "shape_only": {"en": "shape {shape}", "zh": "形状 {shape}"},
+    "off_by": {"en": "{got} (off by up to {gap}; allowed: rtol={rtol}, atol={atol})",
+               "zh": "{got}（最大偏差 {gap}；允许：rtol={rtol}，atol={atol}）"},
+    "no_gradient": {"en": "no gradient", "zh": "没有梯度"},
+    "raised": {"en": "the code raised, as the notebook reports: {text}", "zh": "代码抛出了异常（笔记本报告的内容）：{text}"},
+    "no_answer_within": {"en": "no answer within {seconds} s", "zh": "{seconds} 秒内没有答案"},
+    "no_answer": {"en": "no answer ({text})", "zh": "没有答案（{text}）"},
+    "did_not_answer": {"en": "the notebook did not answer", "zh": "笔记本没有作答"},
+    "malformed": {"en": "the notebook's answer was malformed", "zh": "笔记本的答案格式不对"},
+    # grader/sandbox/trusted_tests.py: the only output of a hidden part that failed
+    "hidden_count": {"en": "{passed} of {total} hidden checks passed", "zh": "{total} 项隐藏检查中通过了 {passed} 项"},
+    "hidden_rest": {"en": "; the others could not run", "zh": "；其余的未能运行"},
+    # grader/preprocessors.py: a hidden-test cell's error in feedback, its message left out
+    "details_hidden": {"en": "{ename} (details hidden: this cell holds hidden tests)",
+                       "zh": "{ename}（详情已隐藏：这个单元含有隐藏测试）"},
+    # grader/check.py: kitgrade check's lines
+    "PASS": {"en": "PASS", "zh": "通过"},
+    "PARTIAL": {"en": "PARTIAL", "zh": "部分通过"},
+    "FAIL": {"en": "FAIL", "zh": "未通过"},
+    "WRITTEN": {"en": "WRITTEN", "zh": "书面作答"},
+    "answered": {"en": "answered; your instructor grades it", "zh": "已作答；由你的老师评分"},
+    "unanswered": {"en": "not answered yet: left as released, it scores 0", "zh": "尚未作答：保持发布时的样子，得 0 分"},
+    "graded_by_instructor": {"en": "your instructor grades it", "zh": "由你的老师评分"},
+    "no_tests": {"en": "{path}: no autograded tests found", "zh": "{path}：没有找到自动评分的测试"},
+    "no_tests_written": {"en": " ({count} written answer(s), graded by your instructor)",
+                         "zh": "（{count} 道书面作答题，由你的老师评分）"},
+    "note": {"en": "note: {text}", "zh": "注意：{text}"},
+    "by_hand": {"en": "; {points} more point(s) for written answers, graded by your instructor",
+                "zh": "；另有 {points} 分属于书面作答，由你的老师评分"},
+    "total": {"en": "total: {score}/{max_score} (visible tests; hidden tests run when your instructor grades{by_hand})",
+              "zh": "合计：{score}/{max_score}（可见测试；隐藏测试在老师评分时运行{by_hand}）"},
+}
+
+
+def notebook_language(nb) -> str:
+    """The language a notebook's student reads: its ``kitgrade.language`` if the kit knows it, else English."""
+    try:
+        meta = nb.get("metadata", {}).get(METADATA_KEY, {})
+        language = meta.get("language") if isinstance(meta, dict) else None
+    except AttributeError:
+        return "en"
+    return language if isinstance(language, str) and language in LANGUAGES else "en"
+
+
+def say(key: str, language: str, **fields) -> str:
+    """The message ``key`` in ``language`` (English for an unknown one), its fields filled in."""
+    texts = MESSAGES[key]
+    return texts.get(language, texts["en"]).format(**fields)
+
+
+def hidden_count_pattern() -> re.Pattern:
+    """What a failed hidden part may say in any language: a count only, so feedback keeps it."""
+    forms = []
+    for language in LANGUAGES:
+        count = re.escape(say("hidden_count", language, passed="PASSED", total="TOTAL"))
+        count = count.replace("PASSED", r"\d+").replace("TOTAL", r"\d+")
+        forms.append(f"{count}(?:{re.escape(say('hidden_rest', language))})?")
+    return re.compile("^(?:" + "|".join(forms) + ")$")

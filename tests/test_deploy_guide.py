@@ -1,0 +1,480 @@
+"""The production guide of docs/deploy.md, run as written, and bad input at every door of the hub.
+
+Every fenced block of the guide whose info string carries ``guide=<name>`` is run here, as it
+stands in the document, with only the guide's paths replaced by this run's temporary ones
+(``PLACES``); a named block this test does not know, or one it knows and does not find, fails
+``test_the_guide_has_exactly_the_blocks_this_test_runs``:
+
+* the systemd units pass ``systemd-analyze verify`` (and a misspelt key does not);
+* the zero-to-jupyterhub values validate against the chart's own schema (deploy/k8s/), and a
+  misspelt key does not;
+* the limits are settings ``SystemdSpawner`` has (systemd cannot start units here: no systemd as init);
+* a class is set up with real accounts and served by JupyterHub with the guide's site settings
+  (HTTPS with a self-signed certificate this test makes, admins, the idle culler's service), and
+  the login page is fetched over TLS checking that certificate; the culler's own unit command
+  stops an idle server;
+* the backup is made, the course and the exchange deleted, the backup restored, and the restored
+  submission graded with ``kitgrade autograde``.
+
+Bad input at every door, against the same hub: a wrong password, a student opening another's
+server, a submission with a 500 MB file, a notebook that is not JSON, a class file with a typo:
+each answered with a clear message, nothing lost, and the hub goes on serving the others.
+Needs root (accounts), ``make hub-env`` and ``systemd-analyze``; without them the tests skip,
+except in CI (``CI=true``), where they fail.
+"""
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import json
+import os
+import pwd
+import re
+import secrets
+import shlex
+import shutil
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from browser_support import free_port, unavailable
+from conftest import ROOT
+from hub_client import Student
+from hub_support import kithub, python_as, run_as, solution_cells
+
+GUIDE = ROOT / "docs" / "deploy.md"
+ARTIFACTS = ROOT / "artifacts" / "hub"
+HUB_ENV = (ROOT / ".venv-hub").resolve()
+SCHEMA = ROOT / "deploy" / "k8s" / "values.schema.json"
+PS1, PS1_NOTEBOOK = "ps1_autograd_basics", "autograd_basics.ipynb"
+IN_CI_NEEDS = "CI must run the guide's test (.ci/run runs as root; `make test` builds .venv-hub)"
+
+#: every block of the guide this test runs, by its ``guide=`` name
+UNITS = ["jupyterhub.service", "jupyterhub-idle-culler.service", "autograd-kit-backup.service", "autograd-kit-backup.timer"]
+SITE_SETTINGS = ["10-https.py", "20-admins.py", "30-idle-culler.py"]  # into the served hub's jupyterhub_config.d
+SHELL = ["config-dir", "idle-culler-token", "backup", "restore"]
+RUN = {*UNITS, *SITE_SETTINGS, *SHELL, "40-limits.py", "z2jh-values.yaml", "class.json"}
+
+BLOCK = re.compile(r"^```(\w+) guide=(\S+)\n(.*?)^```$", re.M | re.S)
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def guide_blocks() -> dict[str, str]:
+    found: dict[str, str] = {}
+    for _language, name, text in BLOCK.findall(GUIDE.read_text()):
+        assert name not in found, f"two blocks named guide={name} in {GUIDE}"
+        found[name] = text
+    return found
+
+
+def here(text: str, places: dict[str, str]) -> str:
+    """The guide's text with its paths replaced by this run's (longest first)."""
+    for theirs in sorted(places, key=len, reverse=True):
+        text = text.replace(theirs, places[theirs])
+    return text
+
+
+def written_to(block: str) -> str:
+    """The path a block names in its first line (``# /etc/systemd/system/x.service``)."""
+    first = block.splitlines()[0]
+    assert first.startswith("# /"), f"the block does not say where it goes: {first!r}"
+    return first[2:].split()[0]
+
+
+def test_the_guide_has_exactly_the_blocks_this_test_runs():
+    assert set(guide_blocks()) == RUN
+
+
+# --- files checked without a hub -----------------------------------------------------------------
+
+def _places(tmp: Path, **more: str) -> dict[str, str]:
+    return {"/srv/autograd-kit-hub": str(tmp / "state"), "/opt/autograd-kit-hub/env": str(HUB_ENV),
+            "/root/autograd-kit": str(ROOT), "/var/backups/autograd-kit-hub": str(tmp / "backups"),
+            "/etc/letsencrypt/live/hub.example.edu": str(tmp / "tls"), "0.0.0.0": "127.0.0.1", **more}
+
+
+def _verify(folder: Path, names: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(["systemd-analyze", "verify", "--man=no", *(str(folder / n) for n in names)],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_the_systemd_units_pass_systemd_analyze_verify(tmp_path):
+    if shutil.which("systemd-analyze") is None:
+        unavailable("systemd-analyze is missing (apt-get install systemd)", "CI needs systemd-analyze (Makefile: hub-env)")
+    if not (HUB_ENV / "bin" / "python").exists():
+        unavailable("the hub's environment is missing: run `make hub-env`", IN_CI_NEEDS)
+    blocks = guide_blocks()
+    places = _places(tmp_path)
+    for name in UNITS:
+        assert written_to(blocks[name]) == f"/etc/systemd/system/{name}"
+        (tmp_path / name).write_text(here(blocks[name], places))
+    result = _verify(tmp_path, UNITS)
+    assert result.returncode == 0 and result.stderr.strip() == "", result.stderr
+    # the control: a misspelt key is reported (systemd only warns, so the test reads its output)
+    (tmp_path / "misspelt.service").write_text(here(blocks["jupyterhub.service"], places).replace("RestartSec", "RestartSek"))
+    assert "Unknown key 'RestartSek'" in _verify(tmp_path, ["misspelt.service"]).stderr
+
+
+def test_the_guides_class_file_is_read_as_it_stands(tmp_path):
+    (tmp_path / kithub.CLASS_FILE).write_text(guide_blocks()["class.json"])
+    spec = kithub.ClassSpec.load(tmp_path)
+    [course] = spec.courses
+    assert (spec.hub_port, course.course_id, course.late_penalty, course.extensions) == \
+        (443, "ad101", "zero", {"ps1_autograd_basics": {"s1002": 48}})
+    assert set(course.due) == set(course.assignments) and spec.passwords == {}
+
+
+def _schema_validator():
+    import jsonschema
+
+    schema = json.loads(SCHEMA.read_text())
+    return jsonschema.Draft7Validator(schema)
+
+
+def over(defaults, values):
+    """``values`` merged over the chart's ``defaults`` as Helm merges them (maps key by key; null removes)."""
+    if not isinstance(defaults, dict) or not isinstance(values, dict):
+        return values
+    merged = dict(defaults)
+    for key, value in values.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = over(defaults.get(key), value)
+    return merged
+
+
+def test_the_kubernetes_values_validate_against_the_pinned_charts_schema():
+    import yaml
+
+    values = yaml.safe_load(guide_blocks()["z2jh-values.yaml"])
+    defaults = yaml.safe_load((SCHEMA.parent / "chart-values.yaml").read_text())
+    validator = _schema_validator()
+    errors = [f"{'.'.join(map(str, e.path))}: {e.message}" for e in validator.iter_errors(over(defaults, values))]
+    assert errors == []
+    values["singleuser"]["memroy"] = values["singleuser"].pop("memory")  # the control: a misspelt key
+    assert any("memroy" in e.message for e in validator.iter_errors(over(defaults, values)))
+
+
+def test_the_limits_are_settings_that_systemdspawner_has():
+    if not (HUB_ENV / "bin" / "python").exists():
+        unavailable("the hub's environment is missing: run `make hub-env`", IN_CI_NEEDS)
+    check = '''
+import json, sys
+from importlib.metadata import entry_points
+from traitlets.config import Config
+c = Config()
+exec(sys.stdin.read(), {"c": c, "get_config": lambda: c})
+[spawner] = [e for e in entry_points(group="jupyterhub.spawners") if e.name == c.JupyterHub.spawner_class]
+cls = spawner.load()
+hub_traits = __import__("jupyterhub.app", fromlist=["JupyterHub"]).JupyterHub.class_trait_names()
+print(json.dumps({"spawner": cls.__name__,
+                  "unknown": sorted(set(c.SystemdSpawner) - set(cls.class_trait_names()))
+                           + sorted(set(c.JupyterHub) - set(hub_traits)),
+                  "mem_limit": c.SystemdSpawner.mem_limit}))
+'''
+    block = guide_blocks()["40-limits.py"]
+    for text, unknown in ((block, []), (block.replace("isolate_tmp", "isolate_temp"), ["isolate_temp"])):
+        result = subprocess.run([str(HUB_ENV / "bin" / "python"), "-c", check], input=text, capture_output=True,
+                                text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        found = json.loads(result.stdout)
+        assert found["spawner"] == "SystemdSpawner" and found["unknown"] == unknown, found
+
+
+# --- a class served with the guide's settings ------------------------------------------------------
+
+def _certificate(folder: Path) -> Path:
+    """A self-signed certificate for 127.0.0.1 (fullchain.pem, privkey.pem, as Let's Encrypt names them)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+                   .not_valid_after(now + datetime.timedelta(days=1))
+                   .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                                  critical=False)
+                   .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+                   .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, content_commitment=False,
+                                                key_encipherment=False, data_encipherment=False, key_agreement=False,
+                                                crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
+                   .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+                   .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(key.public_key()), critical=False)
+                   .sign(key, hashes.SHA256()))
+    folder.mkdir(mode=0o700, parents=True)
+    (folder / "fullchain.pem").write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    (folder / "privkey.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                           serialization.NoEncryption()))
+    (folder / "privkey.pem").chmod(0o600)
+    return folder / "fullchain.pem"
+
+
+def _sh(block: str, places: dict[str, str]) -> subprocess.CompletedProcess:
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", here(block, places)], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, f"{block}\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+@pytest.fixture(scope="module")
+def served():
+    """A class (one course, ps1 released, an instructor and two students) served over HTTPS with the
+    guide's site settings; accounts and files removed afterwards."""
+    if os.geteuid() != 0:
+        unavailable("the guide's test creates system accounts: it runs as root", IN_CI_NEEDS)
+    if not (HUB_ENV / "bin" / "jupyterhub").exists() or not kithub.CHP.exists():
+        unavailable("the hub's environment is missing: run `make hub-env`", IN_CI_NEEDS)
+    tmp = Path(tempfile.mkdtemp(prefix="kit-guide-"))
+    tmp.chmod(0o755)
+    state = tmp / "state"
+    tag = secrets.token_hex(2)
+    people = {who: f"{who}-{tag}" for who in ("teach", "alice", "bob")}
+    due = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)).strftime(kithub.TIME_FORMAT)
+    course = kithub.CourseSpec("ad101", grader=f"grader-{tag}-ad101", port=free_port(), instructors=[people["teach"]],
+                               students=[people["alice"], people["bob"]], assignments=[PS1], due={PS1: due})
+    spec = kithub.ClassSpec(state=str(state), courses=[course], passwords={p: kithub.new_password() for p in people.values()},
+                            hub_port=free_port(), hub_api_port=free_port(), proxy_api_port=free_port(),
+                            python=str(HUB_ENV / "bin" / "python"))
+    places = _places(tmp, **{"127.0.0.1:8081": f"127.0.0.1:{spec.hub_api_port}", '"itadmin"': f'"admin-{tag}"'})
+    spec.places, spec.tmp, spec.names, spec.working = places, tmp, people, {}
+    spec.certificate = str(_certificate(tmp / "tls"))
+    server = kithub.Hub(spec, log_path=tmp / "jupyterhub.log")
+    try:
+        kithub.setup(spec, log=lambda line: None)
+        # the guide's admin has an account of the machine, as every person of the class (removed with them)
+        subprocess.run(["useradd", "--no-create-home", "--user-group", f"admin-{tag}"], check=True)
+        with open(state / kithub.ACCOUNTS_FILE, "a") as accounts:
+            accounts.write(f"admin-{tag}\n")
+        blocks = guide_blocks()
+        _sh(blocks["config-dir"], places)
+        _sh(blocks["idle-culler-token"], places)
+        for name in SITE_SETTINGS:
+            target = Path(here(written_to(blocks[name]), places))
+            assert target.parent == state / "jupyterhub_config.d", target
+            target.write_text(here(blocks[name], places))
+        server.start()
+        spec.server = server
+        spec.https = f"https://127.0.0.1:{spec.hub_port}"
+        yield spec
+    finally:
+        server.stop()
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        if server.log_path.exists():  # root's alone, as the hub's log is
+            shutil.copyfile(server.log_path, ARTIFACTS / "guide-jupyterhub.log")
+            (ARTIFACTS / "guide-jupyterhub.log").chmod(0o600)
+        if (state / kithub.CLASS_FILE).exists():
+            kithub.teardown(state)
+        if state.exists():
+            kithub.remove_accounts(state)
+        for backup in tmp.glob("state.backup-*"):
+            shutil.rmtree(backup)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def student(served, who: str) -> Student:
+    name = served.names[who]
+    return Student(served.https, name, served.passwords[name], cafile=served.certificate)
+
+
+def working(served, who: str) -> Student:
+    """``who`` logged in, with a token and a running server (whichever test first needs them)."""
+    if who not in served.working:
+        person = student(served, who)
+        person.log_in()
+        person.get_token()
+        person.start_server()
+        served.working[who] = person
+    return served.working[who]
+
+
+def test_the_hub_serves_https_with_the_guides_certificate(served):
+    context = ssl.create_default_context(cafile=served.certificate)
+    with urllib.request.urlopen(f"{served.https}/hub/login", context=context, timeout=30) as response:
+        page = response.read().decode()
+        assert response.status == 200 and 'name="password"' in page
+    with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):  # a client that trusts it not
+        urllib.request.urlopen(f"{served.https}/hub/login", context=ssl.create_default_context(), timeout=30)
+    with pytest.raises((urllib.error.URLError, ConnectionError)):  # and no plain HTTP on the port
+        urllib.request.urlopen(f"http://127.0.0.1:{served.hub_port}/hub/login", timeout=30)
+    log = served.server.log_path.read_text(errors="replace")
+    assert "not recognized" not in log, [line for line in log.splitlines() if "not recognized" in line]
+
+
+def test_a_student_logs_in_over_https_and_works_in_her_server(served):
+    alice = working(served, "alice")
+    [reply] = alice.run_cells("lessons/en/01_recording_history.ipynb", ["import autograd_core as torch; print(1 + 1)"])
+    assert reply["status"] == "ok"
+
+
+# --- bad input at every door ----------------------------------------------------------------------
+
+def test_a_wrong_password_gets_a_clear_message_and_the_hub_serves_the_others(served):
+    intruder = student(served, "bob")
+    page = intruder.log_in(password="not-" + served.passwords[served.names["bob"]], expect=(403,))
+    assert "Invalid username or password" in page.text
+    assert working(served, "alice").server_running()  # she works on, and bob logs in with his own password
+    intruder.log_in()
+    intruder.get_token()
+    intruder.start_server()
+    served.working["bob"] = intruder
+
+
+def test_a_student_opening_another_students_server_is_refused_with_a_clear_message(served):
+    alice, bob = working(served, "alice"), working(served, "bob")
+    # in her browser: her login cookie, on his running server's address
+    page = alice.request("open another's server", "GET", f"{bob.base}/lab", expect=(403,), browser=True)
+    assert "403 : Forbidden" in page.text and alice.name in page.text, page.text[:1000]
+    # and with her token, through his server's API
+    refused = alice.request("open another's server", "GET", f"{bob.base}/api/contents", expect=(403,))
+    assert refused.status_code == 403
+    assert bob.contents("")["type"] == "directory"  # his server is untouched and answers him
+
+
+def test_a_submission_of_500_mb_is_refused_with_a_clear_message_and_nothing_is_lost(served):
+    alice = working(served, "alice")
+    alice.nbgrader("fetch", "ad101", PS1)
+    notebook_path = f"ad101/{PS1}/{PS1_NOTEBOOK}"
+    model = alice.contents(notebook_path)
+    for index, answer in solution_cells(ROOT / "exercises" / PS1 / PS1_NOTEBOOK).items():
+        model["content"]["cells"][index]["source"] = answer
+    alice.save(notebook_path, {"type": "notebook", "format": "json", "content": model["content"]})
+    folder = Path(pwd.getpwnam(alice.name).pw_dir) / "ad101" / PS1
+    made = python_as(served, alice.name, f"open({str(folder / 'data.bin')!r}, 'wb').truncate(500 * 2**20)")
+    assert made.returncode == 0, made.stderr
+    message = alice.nbgrader("submit", "ad101", PS1, refused=True)
+    assert f"{PS1} was not submitted: its folder holds 500 MiB" in message and "data.bin (500 MiB)" in message, message
+    assert working(served, "bob").contents("")["type"] == "directory"  # the others are served meanwhile
+    received, inbound = (served.exchange / "ad101" / name for name in ("received", "inbound"))
+    time.sleep(2)  # the clerk would have taken anything that came in
+    assert not [p for p in [*received.iterdir(), *inbound.iterdir()] if p.name.startswith(alice.name)]
+    assert (folder / "data.bin").stat().st_size == 500 * 2**20  # nothing of hers lost
+    sources = [cell["source"] for cell in model["content"]["cells"]]
+    assert [cell["source"] for cell in alice.contents(notebook_path)["content"]["cells"]] == sources
+    # she moves the file out, as the message says, and submits
+    moved = python_as(served, alice.name, f"import os; os.rename({str(folder / 'data.bin')!r}, {str(folder.parent / 'data.bin')!r})")
+    assert moved.returncode == 0, moved.stderr
+    alice.nbgrader("submit", "ad101", PS1)
+    deadline = time.monotonic() + 30
+    while not list(received.glob(f"{alice.name}+{PS1}+*")) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    [arrived] = list(received.glob(f"{alice.name}+{PS1}+*"))
+    assert (arrived / PS1_NOTEBOOK).is_file()
+
+
+def test_a_notebook_that_is_not_json_is_named_when_opened_and_still_submitted(served):
+    bob = working(served, "bob")
+    bob.nbgrader("fetch", "ad101", PS1)
+    path = f"ad101/{PS1}/{PS1_NOTEBOOK}"
+    bob.save(path, {"type": "file", "format": "text", "content": "my answers { are here"})
+    response = bob.request("open a broken notebook", "GET", f"{bob.base}/api/contents/{path}", expect=(400,))
+    assert "Unreadable Notebook" in response.json()["message"], response.text
+    bob.nbgrader("submit", "ad101", PS1)  # what he has arrives; grading names it (the backup test grades it)
+    assert working(served, "alice").contents("")["type"] == "directory"
+
+
+def _class_file_mistake(served, text: str) -> subprocess.CompletedProcess:
+    path = served.root / kithub.CLASS_FILE
+    good = path.read_bytes()
+    try:
+        path.write_text(text)
+        result = subprocess.run([str(served.python), str(kithub.HERE / "kithub.py"), "dates", "--state", str(served.root)],
+                                capture_output=True, text=True, timeout=120)
+        assert path.read_text() == text  # nothing rewritten
+    finally:
+        path.write_bytes(good)
+        path.chmod(0o600)
+    return result
+
+
+def test_a_class_file_with_a_typo_is_named_in_one_line_and_the_hub_serves_on(served):
+    original = json.loads((served.root / kithub.CLASS_FILE).read_text())
+    typo = json.loads(json.dumps(original))
+    typo["courses"][0]["studnets"] = typo["courses"][0].pop("students")
+    broken = json.dumps(original, indent=2).replace('"passwords"', '"passwords",', 1)
+    for text, message in ((json.dumps(typo, indent=2), 'course 1 (ad101): unknown field "studnets" (did you mean "students"?)'),
+                          (broken, "not valid JSON at line")):
+        result = _class_file_mistake(served, text)
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert message in result.stderr and "Traceback" not in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert working(served, "alice").server_running() and working(served, "alice").contents("")["type"] == "directory"
+
+
+# --- the idle culler, then the backup and its restore --------------------------------------------
+
+def test_the_idle_culler_of_the_guide_stops_an_idle_server(served):
+    bob = working(served, "bob")
+    assert bob.server_running()
+    unit = here(guide_blocks()["jupyterhub-idle-culler.service"], served.places)
+    command = shlex.split(re.search(r"^ExecStart=(.*)$", unit, re.M).group(1))
+    environment = re.search(r"^EnvironmentFile=(.*)$", unit, re.M).group(1)
+    token = Path(environment).read_text().strip().split("=", 1)[1]
+    nobody = pwd.getpwnam("nobody")  # the unit's DynamicUser: no account of the class
+    quick = {"--timeout": "--timeout=5", "--cull-every": "--cull-every=2"}  # an hour is long for a test
+    command = [quick.get(argument.split("=")[0], argument) for argument in command]
+    assert set(quick.values()) <= set(command), command
+    culler = subprocess.Popen(command, env={"JUPYTERHUB_API_TOKEN": token, "PATH": "/usr/bin:/bin"},
+                              user=nobody.pw_uid, group=nobody.pw_gid, extra_groups=[], cwd="/",
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while bob.server_running() and time.monotonic() < deadline and culler.poll() is None:
+            time.sleep(1)
+        running = bob.server_running()
+    finally:
+        culler.terminate()
+        output, _ = culler.communicate(timeout=30)
+    served.working.pop("bob")  # his server is gone: whoever needs him next logs him in again
+    assert not running, f"the culler did not stop {bob.name}'s idle server:\n{output[-2000:]}"
+    assert f"Culling server {bob.name}" in output, output[-2000:]
+
+
+def _scores(served) -> dict:
+    code = ('import json\nfrom nbgrader.api import Gradebook\n'
+            f'with Gradebook("sqlite:///gradebook.db", "ad101") as gb:\n'
+            f'    a = gb.find_assignment("{PS1}")\n'
+            '    print(json.dumps({"due": str(a.duedate), "scores": {s.student.id: [s.code_score, s.max_code_score]\n'
+            '                      for s in a.submissions if s.notebooks}}))')
+    course = served.course("ad101")
+    result = run_as(served, course.grader, str(served.python), "-c", code, cwd=str(course.directory(served)))
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_the_backup_is_restored_and_graded_from(served):
+    course = served.course("ad101")
+    directory = course.directory(served)
+    collected = run_as(served, course.grader, str(served.bin / "kitgrade"), "collect", PS1, cwd=str(directory))
+    assert collected.returncode == 0, collected.stdout + collected.stderr
+    blocks = guide_blocks()
+    served.server.stop()  # the guide restores with the hub stopped
+    _sh(blocks["backup"], served.places)
+    [archive] = (served.tmp / "backups").glob("*.tar.gz")
+    shutil.rmtree(directory)
+    shutil.rmtree(served.exchange / "ad101")
+    _sh(blocks["restore"], served.places)
+    assert (directory / "gradebook.db").stat().st_uid == pwd.getpwnam(course.grader).pw_uid
+    assert (served.exchange / "ad101" / "inbound").stat().st_mode & 0o1000, "inbound/ lost its sticky bit"
+    graded = run_as(served, course.grader, str(served.bin / "kitgrade"), "autograde", PS1, cwd=str(directory))
+    report = graded.stdout + graded.stderr
+    assert graded.returncode in (0, 1), report
+    assert "Traceback" not in report, report
+    scores = _scores(served)
+    alice, bob = served.names["alice"], served.names["bob"]
+    code, most = scores["scores"][alice]
+    assert most > 0 and code == most, (scores, report)  # her solutions, graded from the restored copy
+    assert bob in report and "not valid notebook JSON" in report, report  # his broken notebook, named in one line
+    assert scores["due"].startswith(course.due[PS1][:16].replace(" UTC", "")), scores  # the due date came back too
+    assert archive.stat().st_mode & 0o077 == 0
