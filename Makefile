@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 TORCH  := torch==2.13.0
 
-.PHONY: lab lab-check reset-lesson test setup setup-test fonts browser bench clean hub hub-env hub-clean hub-root hub-tools
+.PHONY: lab lab-check reset-lesson test test-quick setup setup-test fonts browser bench clean hub hub-env hub-clean hub-root hub-tools
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,13 @@ lab-check: setup
 test: setup-test fonts $(if $(AS_ROOT),hub-env)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+# The inner loop (under five minutes on two cores): the engine against PyTorch and the grader's
+# rules, no class graded, no lab, no hub. The groups are marked as the code is (tests/conftest.py):
+# `pytest -m engine`, `-m course`, `-m grader`, `-m hub`; `make test` is the whole suite, as CI runs it.
+test-quick: setup-test
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -m quick -q
 
 # The engine and grading benchmarks with their peers (PyTorch CPU, MyGrad, HIPS autograd);
 # they print tables of medians and ratios measured in this run (the README shows one).

@@ -17,7 +17,8 @@ one file per step   ``course_init.py``, ``release.py``, ``collect.py`` (+ ``down
                     ``download_plan.py``, ``lms_names.py``, ``collect_ledger.py``,
                     ``hub_exchange.py``), ``autograde.py`` (+ ``submission.py``,
                     ``report.py``, ``cluster.py``), ``feedback.py``, ``export.py``,
-                    ``summary.py``, ``check.py`` (+ ``local_grading.py``)
+                    ``summary.py`` (+ ``summary_page.py``), ``check.py`` (+
+                    ``local_grading.py``)
 nbgrader's chains   ``notebook_chains.py`` (sanitizing and autograding as the kit runs them),
                     ``preprocessors.py`` (the kit's own preprocessors in those chains)
 the test cells      ``checks.py`` (``student()``, ``check()``, ``check_close()``)
@@ -59,6 +60,7 @@ top of a file or inside a function) closes a circle (``tests/test_grader_layers.
       feedback.py        ``kitgrade feedback``
       export.py          ``kitgrade export``: nbgrader's CSV and the LMS's
       summary.py         ``kitgrade summary``: what the class got wrong
+      summary_page.py    the summary's terminal table and HTML page, its figures embedded
       check.py           ``kitgrade check``: a student runs their notebook's tests (not checks.py)
       report.py          old name of ``autograde/report.py``, kept for old imports
       cluster.py         old name of ``autograde/dask_executor.py``, kept for old imports

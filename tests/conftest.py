@@ -1,10 +1,51 @@
-"""Shared test set-up: where the kit's root and the shared reference material are."""
+"""Shared test set-up: where the kit's root and the shared reference material are, and the suite's
+groups, named as the code's (``pytest -m engine``, ``course``, ``grader``, ``hub``)."""
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
+
+#: Each test module's group, by the parts of its name (the first group that matches): the engine
+#: (``autograd_core/`` and what runs on it), the course (lessons, exercises, the lab and its
+#: browser), the grader (``grader/``, ``kitgrade``) and the hub (JupyterHub, deployment).
+GROUPS = {
+    "hub": ("test_hub", "test_deploy"),
+    "grader": ("test_suite_groups", "test_grader_", "test_kitgrade", "test_collect", "test_existing_nbgrader", "test_release",
+               "test_summary", "test_written_answers", "test_extras", "test_student_text", "test_fairness"),
+    "course": ("test_notebooks", "test_exercise", "test_lab", "test_browser", "test_chinese_figures",
+               "test_graph_explorer", "test_lesson"),
+    "engine": ("test_engine_", "_vs_torch", "test_float32_rounding", "test_numpy_argument_names", "test_printing",
+               "test_utils_data", "test_tutorials", "test_parity"),
+}
+#: ``make test-quick``: the inner loop's tests (under five minutes on two cores): the engine's
+#: without PyTorch's tutorials run whole, and the grader's that grade no class.
+QUICK = ("test_engine_", "_vs_torch", "test_float32_rounding", "test_numpy_argument_names", "test_printing",
+         "test_utils_data", "test_grader_layers", "test_suite_groups", "test_grader_values", "test_student_text", "test_collect_downloads")
+
+
+def group_of(module: str) -> str | None:
+    """The group of the test module named ``module`` (``test_engine_ops``), or None if none matches."""
+    return next((group for group, parts in GROUPS.items() if any(part in module for part in parts)), None)
+
+
+def pytest_ignore_collect(collection_path, config):
+    """With ``-m quick`` the other modules are not even imported (they may need the hub's packages)."""
+    if config.getoption("markexpr", "") == "quick" and collection_path.suffix == ".py" \
+            and collection_path.name.startswith("test_"):
+        return not any(part in collection_path.stem for part in QUICK)
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.path.stem
+        group = group_of(module)
+        if group:
+            item.add_marker(group)
+        if any(part in module for part in QUICK):
+            item.add_marker("quick")
 
 
 @pytest.fixture(params=[True, False], ids=["speed-on", "speed-off"])

@@ -3,32 +3,25 @@
 ``dask scheduler`` and ``dask worker`` run as separate processes on localhost, with certificates
 made for the test (``Security.temporary()``). A mixed batch is graded both locally and on the
 cluster, with one worker killed mid-run; a submission that crashes every worker it lands on; an
-unreachable scheduler, one with no workers, and a worker with another version of the kit.
+unreachable scheduler, a wrong address, TLS on one side only, a local cluster that cannot start, one
+with no workers, and a worker with another version of the kit. (A worker killed at every moment of
+a run: test_grader_cluster_kills.py.)
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-import nbformat
 import pytest
-from distributed.security import Security
-from nbgrader.api import Gradebook
 
-from grader.cli import main as kitgrade
+from cluster_support import ASSIGNMENT, Services, children, free_port, make_course, scores, untimed
 from grader_fixtures import cases
 
-FIXTURES = Path(__file__).resolve().parent / "grader_fixtures"
-ASSIGNMENT = "sample_ex"
-BIN = Path(sys.executable).parent
 KITGRADE = [sys.executable, "-m", "grader.cli"]
 #: A worker plugin, loaded with ``dask worker --preload``: the worker process dies as it starts a
 #: task of the student ``crashes`` (as a notebook that brings down its whole machine would).
@@ -70,146 +63,16 @@ MIXED = ["solution", "blank", "partial", "edited_test", "kernel_dies", "malforme
          "reads_instructor_files"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Services:
-    """Processes started by a test (each in a session of its own), all stopped at the end."""
-
-    def __init__(self, tmp: Path):
-        self.tmp, self.processes = tmp, []
-        security = Security.temporary()
-        self.tls = {"ca": tmp / "ca.pem", "cert": tmp / "cert.pem", "key": tmp / "key.pem"}
-        self.tls["ca"].write_text(security.tls_ca_file)
-        self.tls["cert"].write_text(security.tls_scheduler_cert)
-        self.tls["key"].write_text(security.tls_scheduler_key)
-        self.env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "1",
-                    "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-
-    def tls_args(self):
-        return ["--tls-ca-file", str(self.tls["ca"]), "--tls-cert", str(self.tls["cert"]), "--tls-key", str(self.tls["key"])]
-
-    def start(self, *args, log="log"):
-        out = open(self.tmp / f"{log}-{len(self.processes)}.txt", "w")
-        process = subprocess.Popen([str(BIN / "dask"), *args], stdout=out, stderr=subprocess.STDOUT, env=self.env,
-                                   start_new_session=True, cwd=self.tmp)
-        self.processes.append(process)
-        return process
-
-    def scheduler(self, tls=True) -> str:
-        port = _free_port()
-        protocol = "tls" if tls else "tcp"
-        self.start("scheduler", "--host", "127.0.0.1", "--port", str(port), "--protocol", protocol,
-                   "--dashboard-address", ":0", "--no-show", *(self.tls_args() if tls else []), log="scheduler")
-        address = f"{protocol}://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    return address
-            time.sleep(0.2)
-        raise AssertionError("the scheduler did not start")
-
-    def worker(self, address, *extra, tls=True):
-        return self.start("worker", address, "--nthreads", "1", "--host", "127.0.0.1", "--dashboard-address", ":0",
-                          *(self.tls_args() if tls else []), *extra, log="worker")
-
-    def stop(self):
-        for process in self.processes:
-            try:
-                os.killpg(process.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        deadline = time.monotonic() + 30
-        for process in self.processes:
-            try:
-                process.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
-            try:
-                os.killpg(process.pid, signal.SIGKILL)  # whatever is left of that session
-            except ProcessLookupError:
-                pass
-            process.wait()
-
-
-def _session_members(sid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if os.getsid(int(entry)) == sid:
-                    found.append(int(entry))
-            except OSError:
-                pass
-    return found
-
-
-def _children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (started from any of its threads)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()
-            except OSError:
-                continue
-            if int(stat[1]) == pid:
-                found.append(int(entry))
-    return found
-
-
 @pytest.fixture()
 def services(tmp_path):
     services = Services(tmp_path)
     yield services
-    services.stop()
-    deadline = time.monotonic() + 10
-    while True:  # a killed process may take a moment to be gone
-        left = [pid for p in services.processes for pid in _session_members(p.pid)]
-        if not left or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    assert not left, f"processes left behind: {left}"
+    services.stop_all_and_check()
 
 
-def _course(tmp_path, students: dict, name="course") -> Path:
-    root = tmp_path / name
-    exercises = tmp_path / f"{name}-exercises"
-    shutil.copytree(FIXTURES / "exercises" / ASSIGNMENT, exercises / ASSIGNMENT)
-    assert kitgrade(["init", str(root), "--course-id", "c101", "--exercises", str(exercises)]) == 0
-    config = root / "nbgrader_config.py"
-    config.write_text(config.read_text() + "\nc.KitGrade.workers = 2\nc.KitGrade.cell_timeout = 10\n")
-    assert kitgrade(["release", "--course", str(root), "--no-exchange"]) == 0
-    release = nbformat.read(root / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
-    source = nbformat.read(root / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
-    for student, build in students.items():
-        folder = root / "submitted" / student / ASSIGNMENT
-        folder.mkdir(parents=True)
-        made = build(source, release)
-        if isinstance(made, bytes):
-            (folder / f"{ASSIGNMENT}.ipynb").write_bytes(made)
-        else:
-            nbformat.write(made, folder / f"{ASSIGNMENT}.ipynb")
-    return root
-
-
-def _untimed(report: dict) -> dict:
-    """A report without its wall-clock times (the one thing two runs never share)."""
-    return {student: {k: v for k, v in entry.items() if k != "seconds"} for student, entry in report.items()}
-
-
-def _scores(course: Path, students) -> dict:
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "c101") as gradebook:
-        return {s: gradebook.find_submission(ASSIGNMENT, s).score for s in students}
-
-
-def _autograde(course, *args, timeout=300):
+def _autograde(course, *args, timeout=300, env=None):
     return subprocess.run([*KITGRADE, "autograde", ASSIGNMENT, "--course", str(course), *args],
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def test_the_cluster_grades_as_a_local_run_with_a_worker_killed_midway(services, tmp_path):
@@ -221,8 +84,8 @@ def test_the_cluster_grades_as_a_local_run_with_a_worker_killed_midway(services,
         return every, students
 
     every, students = batch(tmp_path / "course")
-    course = _course(tmp_path, students)
-    local = _course(tmp_path, batch(tmp_path / "local")[1], name="local")
+    course = make_course(tmp_path, students)
+    local = make_course(tmp_path, batch(tmp_path / "local")[1], name="local")
     assert _autograde(local, "--quiet").returncode == 0
 
     address = services.scheduler()
@@ -233,8 +96,8 @@ def test_the_cluster_grades_as_a_local_run_with_a_worker_killed_midway(services,
     # once a worker of the first nanny has a student's process running, kill that worker
     deadline, killed = time.monotonic() + 120, None
     while killed is None and time.monotonic() < deadline and run.poll() is None:
-        for worker in _children(nanny.pid):
-            if any(_children(zygote) for zygote in _children(worker)):
+        for worker in children(nanny.pid):
+            if any(children(zygote) for zygote in children(worker)):
                 os.kill(worker, signal.SIGKILL)
                 killed = worker
                 break
@@ -243,10 +106,10 @@ def test_the_cluster_grades_as_a_local_run_with_a_worker_killed_midway(services,
     assert killed, "no worker was killed while grading"
     assert run.returncode == 0, (out, err)
     assert "Traceback" not in err, err
-    assert _scores(course, students) == _scores(local, students)
+    assert scores(course, students) == scores(local, students)
     on_cluster = json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())
     locally = json.loads((local / "reports" / f"{ASSIGNMENT}.json").read_text())
-    assert _untimed(on_cluster) == _untimed(json.loads(json.dumps(locally).replace(str(local), str(course))))
+    assert untimed(on_cluster) == untimed(json.loads(json.dumps(locally).replace(str(local), str(course))))
     for report in (f"{ASSIGNMENT}.csv", f"{ASSIGNMENT}-tests.json"):  # byte for byte (the CSV has no timings)
         here, there = (root / "reports" / report for root in (course, local))
         assert here.read_bytes() == there.read_bytes().replace(str(local).encode(), str(course).encode()), report
@@ -268,7 +131,7 @@ def test_the_cluster_grades_as_a_local_run_with_a_worker_killed_midway(services,
 
 
 def test_a_submission_that_crashes_every_worker_scores_zero_with_a_reason(services, tmp_path):
-    course = _course(tmp_path, {"crashes": cases.solution, "alice": cases.solution})
+    course = make_course(tmp_path, {"crashes": cases.solution, "alice": cases.solution})
     (tmp_path / "crash_plugin.py").write_text(CRASHING_WORKER)
     address = services.scheduler()
     for _ in range(2):
@@ -282,18 +145,27 @@ def test_a_submission_that_crashes_every_worker_scores_zero_with_a_reason(servic
 
 
 def test_a_cluster_that_cannot_grade_is_refused_before_anything_is_written(services, tmp_path):
-    course = _course(tmp_path, {"alice": cases.solution})
+    course = make_course(tmp_path, {"alice": cases.solution})
     written = sorted(p.relative_to(course) for p in course.rglob("*"))
 
-    def refused(address, *args):
-        run = _autograde(course, "--cluster", address, *args, timeout=120)
+    def refused(address, *args, env=None):
+        run = _autograde(course, "--cluster", address, *args, timeout=120, env=env)
         assert run.returncode == 2, run
         assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr, run.stderr
         assert sorted(p.relative_to(course) for p in course.rglob("*")) == written
         return run.stderr
 
-    assert "cannot reach the dask scheduler" in refused(f"tls://127.0.0.1:{_free_port()}", *services.tls_args())
+    assert "cannot reach the dask scheduler" in refused(f"tls://127.0.0.1:{free_port()}", *services.tls_args())
     assert "expected tcp://HOST:PORT" in refused("http://example.org")
+    with_tls = services.scheduler()  # TLS on one side only, or a certificate missing: said, with what to give
+    assert "match its security" in refused(with_tls.replace("tls://", "tcp://"))
+    assert "needs this machine's certificate: give --tls-ca-file" in refused(with_tls)
+    missing = [*services.tls_args()[:3], str(tmp_path / "nowhere.pem"), *services.tls_args()[4:]]
+    assert f"--tls-cert {tmp_path / 'nowhere.pem'}: no such file" in refused(with_tls, *missing)
+    # a local cluster whose workers cannot start
+    (tmp_path / "no_start.py").write_text("import os\n\nasync def dask_setup(worker):\n    os._exit(1)\n")
+    services.env["DASK_DISTRIBUTED__WORKER__PRELOAD"] = json.dumps([str(tmp_path / "no_start.py")])
+    assert "no worker of the local cluster started" in refused("local:1", env=services.env)
     address = services.scheduler(tls=False)
     assert "has no workers" in refused(address)
     (tmp_path / "other_version.py").write_text(OTHER_VERSION)
@@ -306,7 +178,7 @@ def test_a_cluster_that_cannot_grade_is_refused_before_anything_is_written(servi
 
 
 def test_a_worker_that_dies_during_the_version_check_leaves_the_others_to_grade_everything(services, tmp_path):
-    course = _course(tmp_path, {"alice": cases.solution, "bob": cases.solution, "carol": cases.blank})
+    course = make_course(tmp_path, {"alice": cases.solution, "bob": cases.solution, "carol": cases.blank})
     marker = tmp_path / "a-worker-died"
     (tmp_path / "dies.py").write_text(DIES_IN_VERSION_CHECK.format(marker=str(marker)))
     address = services.scheduler(tls=False)

@@ -18,6 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from course_snapshots import copy_course
 from grader.cli import main as kitgrade
 
 KIT = str(Path(__file__).resolve().parent.parent)  # the zygote's sys.path names this checkout
@@ -38,8 +39,10 @@ def _solution(release, source, extra=""):
     return nb
 
 
-@pytest.fixture()
-def course(tmp_path):
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    """The sample course, made and released once for the module (each test grades a copy)."""
+    tmp_path = tmp_path_factory.mktemp("template")
     root = tmp_path / "course"
     exercises = tmp_path / "exercises"
     shutil.copytree(FIXTURES / "exercises" / ASSIGNMENT, exercises / ASSIGNMENT)
@@ -48,6 +51,11 @@ def course(tmp_path):
         handle.write("\nc.KitGrade.workers = 2\n")
     assert kitgrade(["release", "--course", str(root), "--no-exchange"]) == 0
     return root
+
+
+@pytest.fixture()
+def course(template, tmp_path):
+    return copy_course(template, tmp_path / "course")
 
 
 def _hand_in(course, students, extra=""):

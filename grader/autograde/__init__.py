@@ -15,6 +15,7 @@ it does:
 ``gradebook_records.py``   the gradebook as it was, to undo a failed grading
 ``ledger.py``              what is graded already (``.kitgrade/graded/<assignment>.json``)
 ``report.py``              ``reports/<assignment>.json`` and ``.csv``, and the terminal's table
+``changes.py``             which grades a regrade changed (``--force`` lists them)
 ``results.py``             ``StudentResult``, ``ReportNotWritten``
 ``stopping.py``            Ctrl-C, SIGTERM and SIGHUP stop a run cleanly (``Interrupted``)
 =========================  ==============================================================

@@ -15,9 +15,11 @@ tasks to another worker. A notebook whose worker dies each time it is tried (das
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 import uuid
+from pathlib import Path
 
 from .. import versions
 from ..faults import describe
@@ -43,6 +45,10 @@ def tls_security(files):
     from distributed.security import Security
 
     ca_file, cert, key = files
+    for option, path in (("--tls-ca-file", ca_file), ("--tls-cert", cert), ("--tls-key", key)):
+        if not Path(path).is_file():
+            raise ClusterError(f"{option} {path}: no such file; give the files of the certificate made for this "
+                               "machine (docs/grading.md, Grading on many machines)")
     return Security(tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key, require_encryption=True)
 
 
@@ -61,6 +67,7 @@ def run_on_worker(task: dict, preload: list[str], expected: dict[str, str]) -> d
 def _connect(address: str, security):
     """``(client, cluster or None)`` for ``address``; a ``ClusterError`` if it cannot be used."""
     try:
+        from dask import config as dask_config
         from distributed import Client, LocalCluster
     except ImportError:
         raise ClusterError("--cluster needs dask.distributed: install the kit's cluster extra "
@@ -69,16 +76,36 @@ def _connect(address: str, security):
     if local:
         if int(local.group(1)) < 1:
             raise ClusterError(f"--cluster {address}: at least one worker (local:N, N >= 1)")
-        cluster = LocalCluster(n_workers=int(local.group(1)), threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address=":0")
+        # The scheduler first, then the workers: a worker that dies as it starts is left out (the
+        # others grade) instead of failing the whole cluster. dask's own logs stay quiet: the run
+        # says what happened.
+        try:
+            cluster = LocalCluster(n_workers=0, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address=":0", silence_logs=logging.CRITICAL)
+        except (OSError, RuntimeError, TimeoutError) as error:
+            raise ClusterError(f"--cluster {address}: the local dask scheduler did not start ({_first_line(error)}); "
+                               "check that this machine can open a port on 127.0.0.1") from None
+        cluster.scale(int(local.group(1)))
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)  # dask's task of that worker, "never retrieved"
+        try:
+            cluster.sync(cluster._correct_state)
+        except Exception:  # noqa: S110 - a worker that failed to start; check_workers counts those that did
+            pass
         return Client(cluster), cluster
     if not re.fullmatch(r"(tcp|tls)://[^\s/]+:\d+", address):
         raise ClusterError(f"--cluster {address!r}: expected tcp://HOST:PORT, tls://HOST:PORT or local:N")
+    if address.startswith("tls://") and security is None and not dask_config.get("distributed.comm.tls.client.cert"):
+        raise ClusterError(f"--cluster {address}: a tls:// scheduler needs this machine's certificate: give "
+                           "--tls-ca-file, --tls-cert and --tls-key")
     try:
         return Client(address, timeout=CONNECT_TIMEOUT, security=security), None
     except (OSError, TimeoutError, ValueError) as error:
-        raise ClusterError(f"cannot reach the dask scheduler at {address} "
-                           f"({str(error).splitlines()[0] if str(error) else type(error).__name__})") from None
+        raise ClusterError(f"cannot reach the dask scheduler at {address} ({_first_line(error)}); check the "
+                           "address, that the scheduler runs, and that --tls-* match its security") from None
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
 
 
 class DaskExecutor:
@@ -110,8 +137,13 @@ class DaskExecutor:
             try:
                 self.client.wait_for_workers(1, timeout=max(0.1, deadline - time.monotonic()))
             except TimeoutError:
-                raise ClusterError(f"the dask scheduler at {address} has no workers "
-                                   f"(none joined within {WORKER_TIMEOUT:g} s)") from None
+                if self.cluster is not None:
+                    raise ClusterError(f"--cluster {address}: no worker of the local cluster started within "
+                                       f"{WORKER_TIMEOUT:g} s; grade without --cluster (one process per core), or "
+                                       "see why dask's workers fail on this machine") from None
+                raise ClusterError(f"the dask scheduler at {address} has no workers (none joined within "
+                                   f"{WORKER_TIMEOUT:g} s): start them (dask worker ADDRESS --nthreads 1), or see "
+                                   "why they did not start") from None
             try:
                 theirs = self.client.run(versions.kit_versions, on_error="return")
             except OSError:  # the scheduler lost the worker it was asking: ask those left
@@ -125,7 +157,7 @@ class DaskExecutor:
                 return
             if time.monotonic() > deadline:
                 raise ClusterError(f"the dask scheduler at {address} has no workers that answer (each one "
-                                   f"died or did not answer within {WORKER_TIMEOUT:g} s)")
+                                   f"died or did not answer within {WORKER_TIMEOUT:g} s): restart them and run again")
             time.sleep(0.2)
 
     def start(self, forbidden_imports=()) -> None:

@@ -190,6 +190,7 @@ def format_report(assignment: str, results: dict) -> str:
         if result.graded and result.manual_kept:
             lines.append(f"  {'':<{width}}    - {result.manual_kept} manual grade(s) kept through the regrade (in the "
                          "score); nbgrader flags them for a review in the formgrader")
+    lines += _changes(results)
     waiting = {r.student: points(r.awaiting_manual) for r in results.values() if r.graded and r.awaiting_manual}
     if waiting:
         cells = sorted({a["cell"] for r in results.values() if r.graded for a in r.awaiting_manual})
@@ -197,3 +198,18 @@ def format_report(assignment: str, results: dict) -> str:
                      f"({', '.join(cells)}): their scores above are the automatic part only, not the final score; "
                      "grade these answers in nbgrader's formgrader (docs/grading.md)")
     return "\n".join(lines)
+
+
+def _changes(results: dict) -> list[str]:
+    """The grades a regrade changed (student, notebook and cell, old -> new), or that it changed none."""
+    regraded = [r for r in results.values() if getattr(r, "regraded", False)]
+    if not regraded:
+        return []
+    changed = sorted((r for r in regraded if r.changed), key=lambda r: r.student)
+    if not changed:
+        return [f"regraded {len(regraded)} submission(s): no grade changed"]
+    lines = [f"regraded {len(regraded)} submission(s): {sum(len(r.changed) for r in changed)} grade(s) changed, "
+             f"of {len(changed)} student(s):"]
+    for result in changed:
+        lines += [f"  {for_terminal(result.student)}: {for_terminal(str(change))}" for change in result.changed]
+    return lines

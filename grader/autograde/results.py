@@ -20,6 +20,8 @@ class StudentResult:
     awaiting_manual: list[dict] = field(default_factory=list)  # answers waiting for a manual grade (manual_grades)
     manual_kept: int = 0  # manual grades kept through a regrade, which nbgrader flags for a review
     submitted: bool = True  # False: in the gradebook, but no longer in submitted/
+    changed: list = field(default_factory=list)  # each grade a regrade changed (changes.GradeChange)
+    regraded: bool = False  # graded before this run, and graded again by it
 
 
 class ReportNotWritten(EnvironmentFault):

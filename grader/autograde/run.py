@@ -9,7 +9,8 @@ each test cell was graded). ``grade()`` takes the steps, each in a module of its
 3. ``staging``: each submission staged, a task per notebook;
 4. ``task``: each notebook run in the sandbox, on a worker;
 5. ``recording``: as soon as all of a student's notebooks ran, nbgrader grades them here and the
-   ledger records it (a fault of the machine is undone, never a grade);
+   ledger records it (a fault of the machine is undone, never a grade); ``changes``: which grades
+   a regrade changed;
 6. ``report``: each student's score and every reason in ``reports/``.
 """
 
@@ -27,6 +28,7 @@ from ..progress import ProgressBar
 from ..sandbox.bubblewrap import require_sandbox
 from ..sandbox.scratch import run_folder
 from ..settings import worker_count
+from .changes import changed_grades
 from .gradebook_records import GradebookRecords
 from .ledger import Ledger
 from .picking import pick, submitted_students
@@ -141,6 +143,11 @@ class Run:
             self.results[student].graded = False
         # students with nothing gradable still get their zero, as nbgrader gives a missing notebook
         score_missing_as_zero(self.course, self.assignment, [s for s in self.to_grade if s not in self.not_graded])
+        regraded = [s for s in self.to_grade if s not in self.not_graded and s in self.before.submissions]
+        for student, changes in changed_grades(self.course, self.assignment, self.before, regraded).items():
+            self.results[student].changed = changes
+        for student in regraded:
+            self.results[student].regraded = True
         for student in self.to_grade:
             if student not in self.not_graded and self.ledger.graded(student) is None:
                 try:

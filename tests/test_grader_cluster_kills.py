@@ -1,0 +1,144 @@
+"""The kill loop: a dask worker killed at every moment of a run's life, and every run still grades
+every submission once, with the same grades.
+
+Each seed picks a moment of the run (its start-up, the version check, a task midway, a result on
+its way back, the end) and which passage of it; ``grader_fixtures/kill_at_phase.py``, loaded by
+every worker, kills the worker that reaches that passage (at most one kill per run, whatever the
+timing). On a ``dask scheduler`` with ``dask worker`` processes on 127.0.0.1, started once for
+the seeds (the start-up seed runs while its workers start); and ``--cluster local:2``, the
+LocalCluster a run starts, with a worker dying as it starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import time
+from pathlib import Path
+
+import dask
+import pytest
+from distributed import Client
+
+from cluster_support import ASSIGNMENT, FIXTURES, Services, make_course
+from grader.cli import main as kitgrade
+from grader_fixtures import cases
+from grader_fixtures.kill_at_phase import PHASES
+
+pytestmark = pytest.mark.grader
+SEEDS = range(1, 9)
+STUDENTS = {"alice": (cases.solution, 7), "bob": (cases.blank, 0), "carol": (cases.partial, 4)}
+#: How many passages of each phase a run surely makes (3 notebooks on 2 workers).
+PASSAGES = {"start-up": 1, "version check": 2, "mid-task": 3, "result transfer": 2, "end": 2}
+PRELOAD = str(FIXTURES / "kill_at_phase.py")
+
+
+def plan_for(seed: int) -> dict:
+    """The moment a seed kills at: every phase is some seed's; the passage of it is drawn."""
+    phase = PHASES[seed % len(PHASES)]
+    return {"phase": phase, "occurrence": random.Random(seed).randint(1, PASSAGES[phase]),
+            "results": len(STUDENTS)}
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """The course, released and submitted, never graded: each run grades a copy of it."""
+    tmp = tmp_path_factory.mktemp("kills")
+    root = make_course(tmp, {student: build for student, (build, _) in STUDENTS.items()})
+    return root
+
+
+@pytest.fixture(scope="module")
+def plan_file(tmp_path_factory):
+    """Where the workers read the plan (the test rewrites it before each run)."""
+    path = tmp_path_factory.mktemp("plan") / "plan.json"
+    path.write_text("{}")
+    before = os.environ.get("KITGRADE_KILL_PLAN")
+    os.environ["KITGRADE_KILL_PLAN"] = str(path)  # inherited by every worker started from here on
+    yield path
+    if before is None:
+        del os.environ["KITGRADE_KILL_PLAN"]
+    else:
+        os.environ["KITGRADE_KILL_PLAN"] = before
+
+
+def run_with_kill(seed, course, plan_file, tmp, address, log, during=None):
+    """Grade a fresh copy of the course on ``address`` while the seed's kill happens; check everything."""
+    plan = plan_for(seed)
+    kills = tmp / f"kills-{seed}"
+    kills.mkdir()
+    root = tmp / f"course-{seed}"
+    shutil.copytree(course, root)
+    plan_file.write_text(json.dumps({**plan, "dir": str(kills)}))
+    if during:
+        during()
+    status = kitgrade(["autograde", ASSIGNMENT, "--course", str(root), "--quiet", "--cluster", address])
+    deadline = time.monotonic() + 60  # the end's kill comes as the run lets go of its results
+    while not (kills / "killed").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    plan_file.write_text("{}")
+    killed = json.loads((kills / "killed").read_text()) if (kills / "killed").exists() else None
+    log.append((seed, plan["phase"], plan["occurrence"], killed and killed["phase"]))
+    print(f"seed {seed}: planned {plan['phase']} #{plan['occurrence']}; killed at {killed}")
+    assert killed == {"phase": plan["phase"], "occurrence": plan["occurrence"], "pid": killed and killed["pid"]}, \
+        f"seed {seed}: the planned kill did not happen"
+    assert status == 0, f"seed {seed} ({plan['phase']}): exit status {status}"
+    report = json.loads((root / "reports" / f"{ASSIGNMENT}.json").read_text())
+    assert {s: e["score"] for s, e in report.items()} == {s: score for s, (_, score) in STUDENTS.items()}, seed
+    assert all(not any("not graded" in r for r in e["reasons"]) for e in report.values()), report
+    ledger = json.loads((root / ".kitgrade" / "graded" / f"{ASSIGNMENT}.json").read_text())
+    assert sorted(ledger) == sorted(STUDENTS), ledger
+    return {s: {k: v for k, v in e.items() if k != "seconds"}
+            for s, e in json.loads(json.dumps(report).replace(str(root), "COURSE")).items()}
+
+
+def check_every_phase(log, reports):
+    assert {phase for _, phase, _, killed in log if killed == phase} == set(PHASES), log
+    first = next(iter(reports.values()))
+    for seed, report in reports.items():
+        assert report == first, f"seed {seed} graded otherwise than seed {next(iter(reports))}"
+
+
+def wait_for_workers(address, n):
+    with Client(address, timeout=30) as client:
+        client.wait_for_workers(n, timeout=60)
+
+
+def test_local_n_leaves_out_a_worker_that_dies_as_it_starts_and_grades_everything(course, plan_file, tmp_path):
+    """``--cluster local:2`` starts its own LocalCluster: a worker dying as it starts is left out.
+    (The other moments on a shared LocalCluster are not in the loop yet: after a kill during the
+    version check its nanny did not always bring the worker back within 60 s, and a run that then
+    lost a result on its way back once hung.)"""
+    log, reports = [], {}
+    with dask.config.set({"distributed.worker.preload": [PRELOAD]}):
+        for seed in [s for s in SEEDS if plan_for(s)["phase"] == "start-up"]:
+            reports[seed] = run_with_kill(seed, course, plan_file, tmp_path, "local:2", log)
+    assert reports and all(killed == "start-up" for *_, killed in log), log
+
+
+def test_separate_scheduler_and_worker_processes_lose_a_worker_at_every_moment_of_a_run(course, plan_file,
+                                                                                        tmp_path):
+    services = Services(tmp_path)
+    services.env["KITGRADE_KILL_PLAN"] = str(plan_file)
+    services.env.pop("DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES")
+    log, reports = [], {}
+    try:
+        address = services.scheduler(tls=False)
+        workers = []
+
+        def start_workers():  # the run begins while they start: the first one dies as it registers
+            workers.extend(services.worker(address, "--preload", PRELOAD, tls=False) for _ in range(2))
+
+        for seed in sorted(SEEDS, key=lambda s: plan_for(s)["phase"] != "start-up"):
+            if workers:
+                for gone in [w for w in workers if w.poll() is not None]:  # a worker that died starting is not restarted
+                    workers.remove(gone)
+                    workers.append(services.worker(address, "--preload", PRELOAD, tls=False))
+                wait_for_workers(address, 2)
+            reports[seed] = run_with_kill(seed, course, plan_file, tmp_path, address, log,
+                                          during=None if workers else start_workers)
+    finally:
+        services.stop_all_and_check()
+    check_every_phase(log, reports)
