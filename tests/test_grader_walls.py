@@ -458,3 +458,20 @@ def test_where_part_of_proc_is_hidden_autograde_refuses_and_says_what_to_change(
     assert len(refused.stderr.strip().splitlines()) == 1 and "Traceback" not in refused.stderr, refused.stderr
     assert "mount proc" in refused.stderr and "ProtectKernelTunables=" in refused.stderr, refused.stderr
     assert snapshot(course) == before
+
+
+def test_every_kit_module_the_students_process_imports_is_on_the_allow_list():
+    """What the student's process imports of the kit (the checks and what they import, the sandbox's
+    own child side) must be readable inside the walls, or every notebook that imports it dies there:
+    the allow-list names files, so a module added beside them must be named too."""
+    from grader.sandbox.bubblewrap import KIT_PATHS
+
+    program = ("import sys, json; import grader.checks, grader.sandbox.child, autograd_core; "
+               "print(json.dumps(sorted(m.__file__ for m in list(sys.modules.values()) "
+               "if getattr(m, '__file__', None) and m.__name__.split('.')[0] in ('grader', 'autograd_core'))))")
+    loaded = json.loads(subprocess.run([sys.executable, "-c", program], cwd=ROOT, check=True, capture_output=True,
+                                       text=True).stdout)
+    allowed = [ROOT / relative for relative in KIT_PATHS]
+    outside = [path for path in loaded
+               if not any(Path(path) == place or place in Path(path).parents for place in allowed)]
+    assert loaded and not outside, f"add to KIT_PATHS in grader/sandbox/bubblewrap.py: {outside}"
