@@ -208,3 +208,37 @@ def test_the_first_wrong_node_is_named_in_the_notebooks_language():
     assert first_wrong_node(nodes) == ("h = x * w", "shape (3,)", "shape (1, 3)")
     _, zh = built(EXERCISES / "_src" / "ps2_build_your_own.txt")["zh"]
     assert any('first_wrong_node(' in c.source and 'language="zh")' in c.source for c in zh.cells)
+
+
+def test_the_feedback_page_speaks_the_notebooks_language():
+    """The page around the messages (scores, pending, labels, comments) in the notebook's language too;
+    English where the notebook names none."""
+    from pathlib import Path
+
+    from traitlets.config import Config
+
+    from grader.feedback import TEMPLATES, _feedback_exporter, _nbgrader_templates
+
+    def page(metadata):
+        written = nbformat.v4.new_markdown_cell("my answer", metadata={"nbgrader": {
+            "solution": True, "grade": True, "grade_id": "w1", "points": 2, "score": 0, "pending": True,
+            "comment": "see the kink"}})
+        test = nbformat.v4.new_code_cell("assert True", metadata={"nbgrader": {"grade": True, "grade_id": "t1",
+                                                                                 "points": 1, "score": 1}})
+        nb = nbformat.v4.new_notebook(cells=[written, test], metadata=metadata)
+        css = Path(_nbgrader_templates()).parent / "static" / "node_modules" / "bootstrap" / "dist" / "css"
+        exporter = _feedback_exporter()(config=Config({"HTMLExporter": {
+            "template_name": "kit_feedback", "extra_template_basedirs": [str(TEMPLATES), _nbgrader_templates()],
+            "extra_template_paths": [str(css)]}}))
+        html, _ = exporter.from_notebook_node(nb, resources={"nbgrader": {
+            "notebook": "nb", "score": 1, "max_score": 3, "pending": 2, "late_penalty": 0}})
+        return html
+
+    zh, en, unnamed = page({"kitgrade": {"language": "zh"}}), page({"kitgrade": {"language": "en"}}), page({})
+    assert "(得分: 1.0 / 3.0, 2.0 分待老师评分)" in zh
+    for words in ("待评分 / 2.0", "你的答案", "测试单元", "<b>评语:</b>", "回到顶部"):
+        assert words in zh, words
+    assert not re.search(r"\b(Score|pending|Comments|Student's answer|Test cell)\b", zh)
+    for html in (en, unnamed):
+        assert "(Score: 1.0 / 3.0, 2.0 pending hand grading)" in html and "<b>Comments:</b>" in html
+        assert not re.search(r"[\u4e00-\u9fff]", html)
