@@ -2,7 +2,8 @@
 
 Inside bubblewrap (``private_tmp_and_proc``, ``drop_capabilities``): PID 1 of its own PID
 namespace, it mounts a ``/proc`` that shows only its namespace and a tmpfs at ``/tmp`` with a size
-and file-count quota, then drops every capability before student code runs.
+and file-count quota (at ``/var/tmp`` when the kit is installed under ``/tmp``: bubblewrap's
+``SANDBOX_TMP``), then drops every capability before student code runs.
 
 Without bubblewrap (``map_tmp``; ``kitgrade check``, ``--unsafe-no-sandbox``): students write
 scratch files where they would on their own machine (``fig.savefig('/tmp/a.png')``); in a mount
@@ -84,21 +85,22 @@ class SetupFailed(OSError):
     """The student's process could not make its own /proc and /tmp (a fault of the grader)."""
 
 
-def private_tmp_and_proc(size_mb: int, files: int) -> str:
-    """Inside the sandbox, for PID 1 of a new PID namespace: a ``/tmp`` of its own, a tmpfs of at most
-    ``size_mb`` MiB and ``files`` files (a full one fails the write, not the run), and a ``/proc``
-    that shows this namespace only. Returns ``/tmp``."""
+def private_tmp_and_proc(size_mb: int, files: int, scratch: str = "/tmp") -> str:
+    """Inside the sandbox, for PID 1 of a new PID namespace: a ``scratch`` folder of its own (``/tmp``,
+    or ``/var/tmp`` when the kit lives under ``/tmp``), a tmpfs of at most ``size_mb`` MiB and
+    ``files`` files (a full one fails the write, not the run), and a ``/proc`` that shows this
+    namespace only. Returns ``scratch``."""
     if _LIBC.unshare(_CLONE_NEWNS) != 0:
         raise SetupFailed(ctypes.get_errno(), "cannot make a mount namespace for the notebook")
     if not _mount(b"none", b"/", _MS_REC | _MS_PRIVATE):
         raise SetupFailed(ctypes.get_errno(), "cannot make the notebook's mounts private")
     options = f"size={int(size_mb)}m,nr_inodes={int(files)},mode=0700".encode()
     flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
-    if _LIBC.mount(b"tmpfs", b"/tmp", b"tmpfs", ctypes.c_ulong(flags), options) != 0:
-        raise SetupFailed(ctypes.get_errno(), "cannot mount the notebook's /tmp")
+    if _LIBC.mount(b"tmpfs", os.fsencode(scratch), b"tmpfs", ctypes.c_ulong(flags), options) != 0:
+        raise SetupFailed(ctypes.get_errno(), f"cannot mount the notebook's {scratch}")
     if _LIBC.mount(b"proc", b"/proc", b"proc", ctypes.c_ulong(flags), None) != 0:
         raise SetupFailed(ctypes.get_errno(), "cannot mount the notebook's /proc")
-    return "/tmp"
+    return scratch
 
 
 def drop_capabilities() -> None:
