@@ -62,8 +62,9 @@ def fma(a, b, c):
     product, product_err = _two_product(a, b)
     high, low = _two_sum(c, product)
     result = high + _round_to_odd(*_two_sum(low, product_err))
-    # infinities and overflow in the split (|x| > 2**996): the plain expression
-    return np.where(np.isfinite(result), result, a * b + c)
+    # infinities and overflow in the split (|x| > 2**996): the plain expression; and a zero result,
+    # exact there, with the sign IEEE gives it (-0.0 * 0.1 + -0.0 is -0.0, which the splits lose)
+    return np.where(np.isfinite(result) & (result != 0), result, a * b + c)
 
 
 def _fma_float32(a, b, c):

@@ -13,7 +13,8 @@ SHARED = ROOT.parent / "shared"
 GROUPS = {
     "hub": ("test_hub", "test_deploy"),
     "grader": ("test_suite_groups", "test_grader_", "test_kitgrade", "test_collect", "test_existing_nbgrader", "test_release",
-               "test_summary", "test_written_answers", "test_extras", "test_student_text", "test_fairness"),
+               "test_summary", "test_written_answers", "test_extras", "test_student_text", "test_fairness",
+               "test_threat_model"),
     "course": ("test_notebooks", "test_exercise", "test_lab", "test_browser", "test_chinese_figures",
                "test_graph_explorer", "test_lesson"),
     "engine": ("test_engine_", "_vs_torch", "test_float32_rounding", "test_numpy_argument_names", "test_printing",
