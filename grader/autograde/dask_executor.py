@@ -23,6 +23,7 @@ from pathlib import Path
 
 from .. import versions
 from ..faults import describe
+from ..sandbox.zygote import ZygoteFailed
 from .task import execute_prepared, not_gradable, prepare_task
 
 #: Seconds to reach the scheduler, and to wait for a first worker.
@@ -204,7 +205,7 @@ class DaskExecutor:
             return future.result()
         except KilledWorker:  # died on every worker it was sent to: the notebook's fault
             return not_gradable(task, "its grading process died each time it ran, on every worker it was sent to")
-        except VersionMismatch as error:
+        except (VersionMismatch, ZygoteFailed) as error:  # their text is the sentence to show
             return str(error)
         except Exception as error:  # a fault of the grader: reported, the class goes on
             return describe(error) or repr(error)
