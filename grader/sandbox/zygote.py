@@ -57,7 +57,7 @@ class Zygote:
         if self.sandboxed:
             program, env = bubblewrap.command(program), {}
         else:
-            env = {k: v for k, v in bubblewrap.ENVIRONMENT.items() if k not in ("HOME", "MPLCONFIGDIR")}
+            env = {k: v for k, v in bubblewrap.ENVIRONMENT.items() if k not in ("HOME", "TMPDIR", "MPLCONFIGDIR")}
         self.process = subprocess.Popen(
             program, pass_fds=[child.fileno()], env=env, cwd="/", stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
