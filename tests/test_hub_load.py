@@ -149,7 +149,7 @@ def one_student_works(student: Student, lesson_cells: list[str]) -> dict:
     steps["logged_in_s"] = time.monotonic() - started
     steps["server_ready_s"] = student.start_server()
     student.contents(LESSON)
-    replies = student.run_cells(LESSON, lesson_cells)
+    replies = student.run_cells(LESSON, lesson_cells, timeout=360)  # 30 kernels on 2 cores: one may wait minutes
     assert [r["status"] for r in replies] == ["ok"] * len(lesson_cells), replies
     student.nbgrader("fetch", "ad101", PS1)
     path = f"ad101/{PS1}/{PS1_NOTEBOOK}"
