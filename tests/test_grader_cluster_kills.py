@@ -142,3 +142,37 @@ def test_separate_scheduler_and_worker_processes_lose_a_worker_at_every_moment_o
     finally:
         services.stop_all_and_check()
     check_every_phase(log, reports)
+
+
+def test_a_run_whose_last_worker_dies_ends_and_says_so_and_the_next_run_grades_the_rest(course, plan_file, tmp_path,
+                                                                                       monkeypatch):
+    """The only worker (no nanny to bring it back) dies midway through its first notebook: the run does
+    not wait for ever for a worker; once none has joined for ``LOST_WORKERS_TIMEOUT`` the notebooks
+    left are "not graded, because ..." (exit status 1), and a run with a worker back grades them."""
+    from grader.autograde import dask_executor
+
+    monkeypatch.setattr(dask_executor, "LOST_WORKERS_TIMEOUT", 2.0)
+    services = Services(tmp_path)
+    services.env["KITGRADE_KILL_PLAN"] = str(plan_file)
+    kills, root = tmp_path / "kills", tmp_path / "course"
+    kills.mkdir()
+    shutil.copytree(course, root)
+    grade = ["autograde", ASSIGNMENT, "--course", str(root), "--quiet", "--cluster"]
+    try:
+        address = services.scheduler(tls=False)
+        services.worker(address, "--preload", PRELOAD, "--no-nanny", tls=False)
+        wait_for_workers(address, 1)
+        plan_file.write_text(json.dumps({"phase": "mid-task", "occurrence": 1, "dir": str(kills), "results": 3}))
+        status = kitgrade([*grade, address])
+        plan_file.write_text("{}")
+        assert (kills / "killed").exists(), "the planned kill did not happen"
+        report = json.loads((root / "reports" / f"{ASSIGNMENT}.json").read_text())
+        assert status == 1 and all(any("the dask cluster lost every worker and none joined "
+                                       "within 2 s" in r for r in e["reasons"]) for e in report.values()), report
+        services.worker(address, tls=False)
+        wait_for_workers(address, 1)
+        assert kitgrade([*grade, address]) == 0
+    finally:
+        services.stop_all_and_check()
+    report = json.loads((root / "reports" / f"{ASSIGNMENT}.json").read_text())
+    assert {s: e["score"] for s, e in report.items()} == {s: score for s, (_, score) in STUDENTS.items()}
