@@ -5,8 +5,8 @@ Each seed picks a moment of the run (its start-up, the version check, a task mid
 its way back, the end) and which passage of it; ``grader_fixtures/kill_at_phase.py``, loaded by
 every worker, kills the worker that reaches that passage (at most one kill per run, whatever the
 timing). On a ``dask scheduler`` with ``dask worker`` processes on 127.0.0.1, started once for
-the seeds (the start-up seed runs while its workers start); and ``--cluster local:2``, the
-LocalCluster a run starts, with a worker dying as it starts.
+the seeds (the start-up seed runs while its workers start); and on ``--cluster local:2``, the
+LocalCluster each run starts. A run whose last worker dies ends too, saying so.
 """
 
 from __future__ import annotations
@@ -106,16 +106,17 @@ def wait_for_workers(address, n):
         client.wait_for_workers(n, timeout=60)
 
 
-def test_local_n_leaves_out_a_worker_that_dies_as_it_starts_and_grades_everything(course, plan_file, tmp_path):
-    """``--cluster local:2`` starts its own LocalCluster: a worker dying as it starts is left out.
-    (The other moments on a shared LocalCluster are not in the loop yet: after a kill during the
-    version check its nanny did not always bring the worker back within 60 s, and a run that then
-    lost a result on its way back once hung.)"""
+def test_local_n_loses_a_worker_at_every_moment_of_a_run(course, plan_file, tmp_path):
+    """``--cluster local:2``: each run starts a LocalCluster of its own, so no run waits for a worker an
+    earlier run lost (on one LocalCluster shared by the seeds, its nanny did not always bring back within
+    60 s a worker killed during the version check). One seed per phase, not all eight: a run that starts
+    its cluster takes about a minute on the loaded 2-core machine the suite runs on (all eight seeds
+    passed, in 489 s); the eight seeds run on the separate processes below."""
     log, reports = [], {}
     with dask.config.set({"distributed.worker.preload": [PRELOAD]}):
-        for seed in [s for s in SEEDS if plan_for(s)["phase"] == "start-up"]:
+        for seed in SEEDS[:len(PHASES)]:  # seeds 1 to 5: each phase once
             reports[seed] = run_with_kill(seed, course, plan_file, tmp_path, "local:2", log)
-    assert reports and all(killed == "start-up" for *_, killed in log), log
+    check_every_phase(log, reports)
 
 
 def test_separate_scheduler_and_worker_processes_lose_a_worker_at_every_moment_of_a_run(course, plan_file,
