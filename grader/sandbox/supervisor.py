@@ -29,7 +29,7 @@ from nbgrader import utils as nbgrader_utils
 from ..checks import StudentCodeError
 from ..student_language import notebook_language, say
 from .policy import SandboxPolicy
-from .protocol import MAX_JSON_DEPTH, Closed, ProtocolError, Reader, TimedOut, nesting_depth, send
+from .protocol import MAX_JSON_DEPTH, TOO_MANY_THREADS, Closed, ProtocolError, Reader, TimedOut, nesting_depth, send
 from .recorder import clip
 from .trusted_tests import TrustedSide, is_trusted_test, output_size
 from .values import ValueRejected, decode
@@ -344,4 +344,6 @@ def _describe_exit(status: int) -> str:
         if sig == signal.SIGKILL:
             return "was killed (out of time or memory)"
         return f"died of signal {signal.Signals(sig).name}"
+    if os.WEXITSTATUS(status) == TOO_MANY_THREADS:
+        return "was stopped for starting more threads than a notebook may hold at once"
     return f"exited early (status {os.WEXITSTATUS(status)})"
