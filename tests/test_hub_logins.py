@@ -295,8 +295,9 @@ with Gradebook("sqlite:///gradebook.db", "ad101") as gradebook:
             gradebook.update_or_create_student(student)
             gradebook.add_submission(assignment, student)
             grade = gradebook.find_grade("q1", "autograd_basics", assignment, student)
-            grade.auto_score = float(score)
-            grade.needs_manual_grade = False  # as autograde leaves a code cell it graded
+            grade.auto_score = float(str(score).removeprefix("pending "))
+            # as autograde leaves a code cell it graded; "pending": a written answer waits for its grader
+            grade.needs_manual_grade = str(score).startswith("pending")
     gradebook.db.commit()
 '''
 PS2 = "ps2_build_your_own"
@@ -346,7 +347,7 @@ def test_grades_go_back_to_the_lms_through_assignment_and_grade_services(hubs, p
     assert "carol@uni.example" not in platform.posted and "dave@uni.example" not in platform.posted
     grader = spec.course("ad101").grader
     grade(spec, **{PS1: dict(alice=7, bob=3, carol=5, erin=6),  # dave has no submission
-                   PS2: dict(alice=9, bob=8, dave=4)})
+                   PS2: dict(alice=9, bob=8, carol="pending 6", dave=4)})
 
     unregistered = lti_grades(spec, "send", "ad101", PS1)  # no key yet: said, nothing sent
     assert unregistered.returncode == 1 and "lti_grades: the tool has no key yet" in unregistered.stderr, unregistered.stderr
@@ -408,12 +409,14 @@ def test_the_courses_grader_sends_through_the_hubs_grade_service_and_a_second_se
     assert f"{n['bob']}: failed: the LMS refused it (422: " in first.stdout, first.stdout
     assert f"not in the LMS yet: {n['bob']}; the same command again sends these" in first.stdout, first.stdout
     assert sorted((s["userId"], s["scoreGiven"]) for s in column(platform, PS2)) == sorted(
-        [(ids["alice"], 9), (ids["carol"], 0), (ids["dave"], 4)])
+        [(ids["alice"], 9), (ids["dave"], 4)])
+    # carol's written answer waits for a manual grade: her score is not final, so not sent (as export refuses it)
+    assert f"{n['carol']}: not sent: written answers still wait for a manual grade" in first.stdout, first.stdout
 
     platform.refuse_scores.clear()
     again = lti_grades_as(spec, grader, "send", "ad101", PS2)
     assert again.returncode == 0, again.stdout + again.stderr
-    assert [(s["userId"], s["scoreGiven"]) for s in column(platform, PS2)][3:] == [(ids["bob"], 8)]  # bob's alone
+    assert [(s["userId"], s["scoreGiven"]) for s in column(platform, PS2)][2:] == [(ids["bob"], 8)]  # bob's alone
     assert f"{n['alice']}: already sent 9 / 10" in again.stdout and f"{n['bob']}: sent 8 / 10" in again.stdout, again.stdout
     assert len(platform.lineitems[LMS_COURSE]) == 2  # a column per assignment, reused
 
@@ -473,3 +476,11 @@ def test_with_openid_connect_the_instructor_is_in_the_instructors_group(hubs, pl
     page.wait_for_url("**/services/ad101/lab**", timeout=120_000)
     page.locator(".jp-LabShell").wait_for(timeout=60_000)
     assert groups_of(spec, spec.names["teach"]) == ["formgrade-ad101"]
+
+
+def test_with_openid_connect_lti_grades_says_in_a_line_that_there_is_no_grade_service(hubs, platform):
+    spec = hubs.serve("oidc")  # no LTI, no grade service (its socket from the LTI hub above is left, unanswered)
+    asked = lti_grades_as(spec, spec.course("ad101").grader, "send", "ad101", PS1)
+    assert asked.returncode == 1 and asked.stderr.startswith("lti-grades: the hub's grade service is not running ("), \
+        asked.stderr
+    assert asked.stderr.count("\n") == 1, asked.stderr
