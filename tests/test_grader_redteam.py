@@ -28,6 +28,7 @@ import pytest
 from course_snapshots import ASSIGNMENT, make_course
 from grader.cli import main as kitgrade
 from grader.sandbox.namespaces import EXTRA_TASKS
+from grader.sandbox.supervisor import NOTES_LIMIT
 from grader_fixtures.cases import SOLUTIONS, answered, cell
 
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
@@ -136,6 +137,18 @@ def _claims_a_bonus(release):
     return nb
 
 
+def _floods_notes(source):
+    """150 cells of 25 refused reads of the course's source/ each (every refusal is a note in the
+    instructor's report), then an answer that patches the test's helper while the test runs."""
+    def build(release):
+        nb = answered(release, **{**SOLUTIONS, "derivative": "def derivative(f, x, h=1e-6):\n"
+                                  "    np.testing.assert_allclose = lambda *args, **kwargs: None\n    return 1.0"})
+        flood = f"for i in range(25):\n    try:\n        open({str(source)!r} + f'/x{{i}}')\n    except OSError:\n        pass"
+        nb.cells[1:1] = [nbformat.v4.new_code_cell(flood) for _ in range(150)]
+        return nb
+    return build
+
+
 #: graded in this order on one worker: a_leaves_ipc's process ends before b_finds_ipc's starts
 STUDENTS = {"a_leaves_ipc": _student(LEAVE_IPC), "b_finds_ipc": _student(FIND_IPC),
             "hoards_memory": _student(HOARD_MEMORY), "thread_bomb": _student(THREAD_BOMB),
@@ -163,9 +176,10 @@ def listening():
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory, listening):
     tcp, udp, unix = listening
-    students = {**STUDENTS, "reaches_out": _student(REACH_OUT.format(
-        tcp=tcp.getsockname()[1], udp=udp.getsockname()[1], unix=unix.getsockname()))}
     course = make_course(tmp_path_factory.mktemp("redteam") / "course")
+    students = {**STUDENTS, "reaches_out": _student(REACH_OUT.format(
+        tcp=tcp.getsockname()[1], udp=udp.getsockname()[1], unix=unix.getsockname())),
+        "floods_notes": _floods_notes(course / "source")}
     with open(course / "nbgrader_config.py", "a") as handle:
         handle.write(f"\nc.KitGrade.workers = 1\nc.KitGrade.cell_timeout = 30\nc.KitGrade.notebook_timeout = 90\n"
                      f"c.KitGrade.memory_limit_mb = {MEMORY_MB}\nc.KitGrade.scratch_size_limit_mb = 32\n")
@@ -212,6 +226,14 @@ def test_no_service_of_the_grading_machine_or_beyond_can_be_reached(graded, list
     with pytest.raises(BlockingIOError):
         udp.recv(100)
     assert report["reaches_out"]["score"] == 7
+
+
+def test_a_flood_of_notes_keeps_the_report_short_and_the_tests_notes_in_it(graded):
+    _, report = graded
+    reasons = report["floods_notes"]["reasons"]
+    assert len(reasons) <= NOTES_LIMIT + 10 and any("more note(s)" in r for r in reasons), len(reasons)
+    assert any("test_derivative" in r and "while it ran; test failed" in r for r in reasons), reasons[-5:]
+    assert report["floods_notes"]["score"] == 5
 
 
 def test_ipc_objects_left_by_one_notebook_are_gone_for_the_next(graded):
