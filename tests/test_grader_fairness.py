@@ -1,6 +1,6 @@
 """Every correct answer earns its points, and each wrong one loses exactly its task's: graded by ``kitgrade autograde``.
 
-One course made by ``kitgrade init`` with the kit's two problem sets, one ``autograde`` run per problem
+One course made by ``kitgrade init`` with the kit's three problem sets, one ``autograde`` run per problem
 set. Each task has several right answers (other styles: 0-d, ``arange``, list-built, in-place,
 out-of-place, another formula, a helper in the same cell) and several wrong ones (wrong values, or
 right values by a way the task rules out). Student ``k`` answers every task with its ``k``-th answer
@@ -25,8 +25,8 @@ import pytest
 from conftest import ROOT
 from grader.cli import main as kitgrade
 
-PS1, PS2 = "ps1_autograd_basics", "ps2_build_your_own"
-NOTEBOOKS = {PS1: "autograd_basics", PS2: "build_your_own"}
+PS1, PS2, PS3 = "ps1_autograd_basics", "ps2_build_your_own", "ps3_extending_autograd"
+NOTEBOOKS = {PS1: "autograd_basics", PS2: "build_your_own", PS3: "extending_autograd"}
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 RIGHT = frozenset()
 
@@ -289,7 +289,266 @@ class Sigmoid(Function):  # saves its input: the values are right, the way is no
         (WRONG_AT["hidden"], {"test_backward_values", "test_backward_shared", "test_backward_frees"}),
     ]),
 }
-TASKS = {PS1: PS1_TASKS, PS2: PS2_TASKS}
+# ---- ps3 ------------------------------------------------------------------------------------------
+PS3_TASKS = {
+    "linear_backward": (("test_linear_backward_weights", "test_linear_backward_bias"), [
+        ('''\
+def _sum_rows(G):
+    return G.sum(0)
+
+
+def linear_backward(X, W, b, G):  # autograd itself, and a helper in the same cell (the task allows any way)
+    X, W, b = (t.clone().requires_grad_() for t in (X, W, b))
+    (X @ W.T + b).backward(G)
+    assert torch.allclose(b.grad, _sum_rows(G))
+    return X.grad, W.grad, b.grad''', RIGHT),
+        ('''\
+def linear_backward(X, W, b, G):  # list-built with loops, as Python floats
+    n, k = X.shape
+    m = W.shape[0]
+    dX = [[sum(float(G[i, j]) * float(W[j, c]) for j in range(m)) for c in range(k)] for i in range(n)]
+    dW = [[sum(float(G[i, j]) * float(X[i, c]) for i in range(n)) for c in range(k)] for j in range(m)]
+    db = [sum(float(G[i, j]) for i in range(n)) for j in range(m)]
+    return dX, dW, db''', RIGHT),
+        ('''\
+def linear_backward(X, W, b, G):  # NumPy arrays, filled in place into zeros of each input's shape
+    dX, dW, db = np.zeros(tuple(X.shape)), np.zeros(tuple(W.shape)), np.zeros(tuple(b.shape))
+    dX += G.numpy() @ W.numpy()
+    dW += G.numpy().T @ X.numpy()
+    db += G.numpy().sum(axis=0)
+    return dX, dW, db''', RIGHT),
+        ('''\
+def linear_backward(X, W, b, G):  # dW transposed: X.T @ G has shape (k, m)
+    return G @ W, X.T @ G, G.sum(0)''', {"test_linear_backward_weights"}),
+        ('''\
+def linear_backward(X, W, b, G):  # the bias averaged over the batch, not summed
+    return G @ W, G.T @ X, G.mean(0)''', {"test_linear_backward_bias"}),
+    ]),
+    "matvec_backward": (("test_matvec_backward",), [
+        ('''\
+def matvec_backward(W, v, g):  # an outer product by unsqueeze, and g @ W
+    return g.unsqueeze(1) * v.unsqueeze(0), g @ W''', RIGHT),
+        ('''\
+def matvec_backward(W, v, g):  # (a)'s rule on v as a (k, 1) matrix, then back to the shapes
+    dW = g.reshape(-1, 1) @ v.reshape(1, -1)
+    dv = (W.T @ g.reshape(-1, 1)).reshape(-1)
+    return dW, dv''', RIGHT),
+        ('''\
+def matvec_backward(W, v, g):  # through linear_backward from (a): y = v W^T as a row
+    dv, dW, _ = linear_backward(v[None, :], W, torch.zeros(W.shape[0], dtype=W.dtype), g[None, :])
+    return dW, dv[0]''', RIGHT),
+        ('''\
+def matvec_backward(W, v, g):  # dW transposed
+    return v[:, None] * g, W.T @ g''', {"test_matvec_backward"}),
+        ('''\
+def matvec_backward(W, v, g):  # dv without g
+    return g[:, None] * v, W.sum(0)''', {"test_matvec_backward"}),
+    ]),
+    "hypot": (("test_hypot",), [
+        ('''\
+class Hypot(torch.autograd.Function):  # saves the inputs only, computes h again in backward
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return (x ** 2 + y ** 2) ** 0.5
+
+    @staticmethod
+    def backward(ctx, G):
+        x, y = ctx.saved_tensors
+        h = torch.sqrt(x * x + y * y)
+        return G * x / h, G * y / h''', RIGHT),
+        ('''\
+class Hypot(torch.autograd.Function):  # forward in NumPy, the ratios kept on ctx
+    @staticmethod
+    def forward(ctx, x, y):
+        h = torch.from_numpy(np.hypot(x.detach().numpy(), y.detach().numpy()))
+        ctx.ratios = (x / h, y / h)
+        return h
+
+    @staticmethod
+    def backward(ctx, G):
+        rx, ry = ctx.ratios
+        return G * rx, G * ry''', RIGHT),
+        ('''\
+class HypotFunction(torch.autograd.Function):  # another name, then Hypot = it
+    @staticmethod
+    def forward(ctx, x, y):
+        h = torch.sqrt(x * x + y * y)
+        ctx.save_for_backward(x, y, h)
+        return h
+
+    @staticmethod
+    def backward(ctx, G):
+        x, y, h = ctx.saved_tensors
+        gx = gy = None
+        if ctx.needs_input_grad[0]:
+            gx = G * x / h
+        if ctx.needs_input_grad[1]:
+            gy = G * y / h
+        return gx, gy
+
+
+Hypot = HypotFunction''', RIGHT),
+        ('''\
+class Hypot:  # no Function: the right values, recorded as torch.sqrt's node
+    @staticmethod
+    def apply(x, y):
+        return torch.sqrt(x * x + y * y)''', {"test_hypot"}),
+        ('''\
+class Hypot(torch.autograd.Function):  # the incoming gradient G forgotten
+    @staticmethod
+    def forward(ctx, x, y):
+        h = torch.sqrt(x * x + y * y)
+        ctx.save_for_backward(x, y, h)
+        return h
+
+    @staticmethod
+    def backward(ctx, G):
+        x, y, h = ctx.saved_tensors
+        return x / h, y / h''', {"test_hypot"}),
+    ]),
+    "backward_is_right": (("test_backward_is_right",), [
+        ('''\
+def backward_is_right(function, inputs):  # gradcheck raises; the error means False
+    try:
+        return bool(torch.autograd.gradcheck(function.apply, inputs))
+    except RuntimeError:
+        return False''', RIGHT),
+        ('''\
+def backward_is_right(function, inputs):  # a list of inputs, gradcheck's tolerances spelled out
+    return torch.autograd.gradcheck(lambda *xs: function.apply(*xs), list(inputs), eps=1e-6, atol=1e-5,
+                                    raise_exception=False)''', RIGHT),
+        ('''\
+def backward_is_right(function, inputs):  # says True whatever the backward
+    return True''', {"test_backward_is_right"}),
+        ('''\
+def backward_is_right(function, inputs):  # lets gradcheck raise on a wrong backward
+    return torch.autograd.gradcheck(function.apply, inputs)''', {"test_backward_is_right"}),
+        ('''\
+def backward_is_right(function, inputs):  # one backward with G = ones: misses a backward that drops G
+    (x,) = inputs
+    x = x.detach().requires_grad_()
+    function.apply(x).backward(torch.ones_like(x))
+    eps = 1e-6
+    with torch.no_grad():
+        numeric = (function.apply(x + eps) - function.apply(x - eps)) / (2 * eps)
+    return bool(torch.allclose(x.grad, numeric, atol=1e-5))''', {"test_backward_is_right"}),
+    ]),
+    "clipped_backward": (("test_clipped_backward",), [
+        ('''\
+def _clip(limit):
+    def hook(grad):
+        return torch.clamp(grad, min=-limit, max=limit)
+    return hook
+
+
+def clipped_backward(x, w, limit):  # a named hook from a helper, torch.autograd.grad for x's gradient
+    h = x * x
+    h.register_hook(_clip(limit))
+    (grad,) = torch.autograd.grad((h * w).sum(), x)
+    return grad''', RIGHT),
+        ('''\
+def clipped_backward(x, w, limit):  # worked out by hand (the task allows it)
+    return 2 * x.detach() * w.clamp(-limit, limit)''', RIGHT),
+        ('''\
+def clipped_backward(x, w, limit):  # clips x's gradient, not the one reaching h
+    x.register_hook(lambda g: g.clamp(-limit, limit))
+    h = x * x
+    (h * w).sum().backward()
+    return x.grad''', {"test_clipped_backward"}),
+        ('''\
+def clipped_backward(x, w, limit):  # the hook returns nothing: the gradient passes unclipped
+    h = x * x
+    h.register_hook(lambda g: print(g.clamp(-limit, limit)))
+    (h * w).sum().backward()
+    return x.grad''', {"test_clipped_backward"}),
+    ]),
+    "layer_output_shapes": (("test_layer_output_shapes",), [
+        ('''\
+def layer_output_shapes(model, x):  # lists of ints built by hand, hooks removed after the call
+    seen, handles = [], []
+    for name, child in model.named_children():
+        handles.append(child.register_forward_hook(
+            lambda module, inputs, output, name=name: seen.append([name, [int(n) for n in output.shape]])))
+    model(x)
+    for handle in handles:
+        handle.remove()
+    return seen''', RIGHT),
+        ('''\
+class _Recorder:
+    def __init__(self, name, seen):
+        self.name, self.seen = name, seen
+
+    def __call__(self, module, inputs, output):
+        self.seen.append((self.name, tuple(output.shape)))
+
+
+def layer_output_shapes(model, x):  # children() numbered by hand, a helper class as the hook
+    seen = []
+    handles = [child.register_forward_hook(_Recorder(str(i), seen)) for i, child in enumerate(model.children())]
+    try:
+        model(x)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return seen''', RIGHT),
+        ('''\
+def layer_output_shapes(model, x):  # the hooks left on the layers
+    seen = []
+    for name, child in model.named_children():
+        child.register_forward_hook(lambda module, inputs, output, name=name: seen.append((name, tuple(output.shape))))
+    model(x)
+    return seen''', {"test_layer_output_shapes"}),
+        ('''\
+def layer_output_shapes(model, x):  # the inputs' shapes, not the outputs'
+    seen = []
+    handles = [child.register_forward_hook(
+        lambda module, inputs, output, name=name: seen.append((name, tuple(inputs[0].shape))))
+        for name, child in model.named_children()]
+    model(x)
+    for handle in handles:
+        handle.remove()
+    return seen''', {"test_layer_output_shapes"}),
+    ]),
+    "evaluate": (("test_evaluate",), [
+        ('''\
+def evaluate(model, x):  # inference_mode, the mode put back with an if
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode():
+        y = model(x)
+    if was_training:
+        model.train()
+    return y''', RIGHT),
+        ('''\
+@torch.no_grad()
+def evaluate(model, x):  # no_grad as a decorator, train(False) for eval()
+    mode = model.training
+    model.train(False)
+    y = model(x)
+    model.train(mode)
+    return y''', RIGHT),
+        ('''\
+def evaluate(model, x):  # recorded, then detached: requires_grad=False, but the graph was built
+    was = model.training
+    model.eval()
+    y = model(x).detach()
+    model.train(was)
+    return y''', {"test_evaluate"}),
+        ('''\
+def evaluate(model, x):  # always back to training mode
+    model.eval()
+    with torch.no_grad():
+        y = model(x)
+    model.train()
+    return y''', {"test_evaluate"}),
+        ('''\
+def evaluate(model, x):  # no_grad without eval(): the layers still train
+    with torch.no_grad():
+        return model(x)''', {"test_evaluate"}),
+    ]),
+}
+TASKS = {PS1: PS1_TASKS, PS2: PS2_TASKS, PS3: PS3_TASKS}
 STUDENTS = {assignment: [f"s{k}" for k in range(max(len(answers) for _, answers in tasks.values()))]
             for assignment, tasks in TASKS.items()}
 
@@ -389,6 +648,11 @@ def test_a_method_the_task_rules_out_is_named_in_the_message(course):
            "a 0-d tensor, a 0-d tensor]" in _failed_message(course, PS1, "s2", "test_weighted_backward")
     assert "the points x: expected points from -pi (-3.1416) to pi (3.1416), both included, got points from -3.1416 " \
            "to 3.1384" in _failed_message(course, PS1, "s1", "test_sin_points")
+    assert "the grad_fn of Hypot.apply(x, y): expected the node of a Function of your own (HypotBackward), got " \
+           "SqrtBackward0" in _failed_message(course, PS3, "s3", "test_hypot")
+    assert "the first layer's output during the call: expected not recorded (requires_grad=False while the layers " \
+           "ran), got recorded (detach() afterwards still records the graph first)" \
+           in _failed_message(course, PS3, "s2", "test_evaluate")
 
 
 @pytest.mark.parametrize("where,grade_id,message", [
