@@ -675,9 +675,16 @@ def test_a_right_backward_passes_every_node_check(course, cell_scores):
 
 def test_a_hidden_graph_shows_the_student_the_count_only(course):
     # right on the visible graph of test_backward_values, wrong on hidden ones where a node uses a parent twice
+    from grader.student_language import hidden_count_pattern
+
     k = [code for code, _ in PS2_TASKS["backward"][1]].index(WRONG_AT["hidden"])
     text = _failed_message(course, PS2, STUDENTS[PS2][k], "test_backward_values")
-    assert text.endswith("hidden checks passed"), text
+    assert hidden_count_pattern().fullmatch(text), text
+    # nothing the student reads names a node, a value or an input of a hidden graph
+    nb = nbformat.read(course / "autograded" / STUDENTS[PS2][k] / PS2 / f"{NOTEBOOKS[PS2]}.ipynb", as_version=4)
+    shown = json.dumps([cell.get("outputs", []) for cell in nb.cells])
+    hidden_inputs = ("0.5, -1.2", "1.5, 0.3", "0.7, -0.4", "-1.1, 2.5", "0.3, -0.8", "tanh(s)", "a hidden graph")
+    assert "the gradient reaching" not in shown and not [text for text in hidden_inputs if text in shown]
     # on the hidden graphs of test_backward_values, the instructor's report names the node and no value
     reasons = json.loads((course / "reports" / f"{PS2}.json").read_text())[STUDENTS[PS2][k]]["reasons"]
     named = [r for r in reasons if "'test_backward_values'" in r and "the gradient reaching" in r]
