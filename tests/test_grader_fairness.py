@@ -390,6 +390,17 @@ class HypotFunction(torch.autograd.Function):  # another name, then Hypot = it
 
 Hypot = HypotFunction''', RIGHT),
         ('''\
+class Hypot(torch.autograd.Function):  # detached copies kept as ctx attributes, not saved tensors
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.x, ctx.y = x.detach(), y.detach()
+        ctx.h = (ctx.x ** 2 + ctx.y ** 2).sqrt()
+        return ctx.h.clone()
+
+    @staticmethod
+    def backward(ctx, G):
+        return G * ctx.x / ctx.h, G * ctx.y / ctx.h''', RIGHT),
+        ('''\
 class Hypot:  # no Function: the right values, recorded as torch.sqrt's node
     @staticmethod
     def apply(x, y):
@@ -529,6 +540,13 @@ def evaluate(model, x):  # no_grad as a decorator, train(False) for eval()
     model.train(mode)
     return y''', RIGHT),
         ('''\
+import copy
+
+
+def evaluate(model, x):  # a copy in evaluation mode (the model itself never changes mode), set_grad_enabled
+    with torch.set_grad_enabled(False):
+        return copy.deepcopy(model).eval()(x)''', RIGHT),
+        ('''\
 def evaluate(model, x):  # recorded, then detached: requires_grad=False, but the graph was built
     was = model.training
     model.eval()
@@ -649,10 +667,10 @@ def test_a_method_the_task_rules_out_is_named_in_the_message(course):
     assert "the points x: expected points from -pi (-3.1416) to pi (3.1416), both included, got points from -3.1416 " \
            "to 3.1384" in _failed_message(course, PS1, "s1", "test_sin_points")
     assert "the grad_fn of Hypot.apply(x, y): expected the node of a Function of your own (HypotBackward), got " \
-           "SqrtBackward0" in _failed_message(course, PS3, "s3", "test_hypot")
+           "SqrtBackward0" in _failed_message(course, PS3, "s4", "test_hypot")
     assert "the first layer's output during the call: expected not recorded (requires_grad=False while the layers " \
            "ran), got recorded (detach() afterwards still records the graph first)" \
-           in _failed_message(course, PS3, "s2", "test_evaluate")
+           in _failed_message(course, PS3, "s3", "test_evaluate")
 
 
 @pytest.mark.parametrize("where,grade_id,message", [
