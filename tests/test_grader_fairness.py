@@ -61,6 +61,48 @@ def second_derivative(f, x0):  # finite differences of autograd's first derivati
         return x.grad.item()
     return (first(x0 + 1e-4) - first(x0 - 1e-4)) / 2e-4''', {"test_second_derivative"}),
     ]),
+    "backward_again": (("test_backward_again",), [
+        ('''\
+def backward_again(f, x):  # a flag, and a copy of the gradient
+    y = f(x)
+    y.backward()
+    raised = False
+    try:
+        y.backward()
+    except RuntimeError:
+        raised = True
+    return raised, x.grad.clone()''', RIGHT),
+        ('''\
+def _second_call_raises(y):
+    try:
+        torch.autograd.backward(y)
+    except RuntimeError:
+        return True
+    return False
+
+
+def backward_again(f, x):  # a helper in the same cell, torch.autograd.backward
+    y = f(x)
+    y.backward()
+    return (_second_call_raises(y), x.grad)''', RIGHT),
+        ('''\
+def backward_again(f, x):  # y built again for the second call: it never raises
+    f(x).backward()
+    try:
+        f(x).backward()
+    except RuntimeError:
+        return True, x.grad
+    return False, x.grad''', {"test_backward_again"}),
+        ('''\
+def backward_again(f, x):  # the graph kept: the second call never raises
+    y = f(x)
+    y.backward(retain_graph=True)
+    try:
+        y.backward()
+    except RuntimeError:
+        return True, x.grad
+    return False, x.grad''', {"test_backward_again"}),
+    ]),
     "backward_twice": (("test_backward_twice",), [
         ('''\
 def backward_twice(x):  # the graph kept both times
@@ -228,6 +270,34 @@ PS2_TASKS = {
          RIGHT),
         ("def mul_backward(a, b, grad):\n    return np.multiply(b, grad), np.multiply(grad, a)", RIGHT),
         ("def mul_backward(a, b, grad):\n    return grad * a, grad * b", {"test_mul_backward"}),
+        ("def mul_backward(a, b, grad):  # a list, not a tuple\n    return [grad * b, grad * a]", RIGHT),
+    ]),
+    "div_backward": (("test_div_backward",), [
+        ("def div_backward(a, b, grad):  # another formula\n    return grad * b ** -1, -grad * a / b ** 2", RIGHT),
+        ("def div_backward(a, b, grad):  # 0-d arrays for 0-d inputs\n"
+         "    return np.asarray(np.divide(grad, b)), np.asarray(np.negative(grad) * a / np.square(b))", RIGHT),
+        ("def div_backward(a, b, grad):  # the sign of b's gradient lost\n    return grad / b, grad * a / (b * b)",
+         {"test_div_backward"}),
+    ]),
+    "pow_backward": (("test_pow_backward_base", "test_pow_backward_exponent"), [
+        ("def pow_backward(a, p, grad):  # a ** p reused, exp(p log a)\n"
+         "    out = np.exp(p * np.log(a))\n    return grad * p * out / a, grad * out * np.log(a)", RIGHT),
+        ("def pow_backward(a, p, grad):  # in place on its own arrays\n    da = p * a ** (p - 1)\n    da *= grad\n"
+         "    dp = np.log(a) * a ** p\n    dp *= grad\n    return da, dp", RIGHT),
+        ("def pow_backward(a, p, grad):  # the base's gradient without p\n"
+         "    return grad * a ** (p - 1), grad * a ** p * np.log(a)", {"test_pow_backward_base"}),
+        ("def pow_backward(a, p, grad):  # the exponent's gradient without log(a)\n"
+         "    return grad * p * a ** (p - 1), grad * a ** p", {"test_pow_backward_exponent"}),
+    ]),
+    "matmul_backward": (("test_matmul_backward_A", "test_matmul_backward_B"), [
+        ("def matmul_backward(A, B, grad):  # np.matmul and transposes as functions\n"
+         "    return np.matmul(grad, np.transpose(B)), np.matmul(np.transpose(A), grad)", RIGHT),
+        ("def matmul_backward(A, B, grad):  # einsum\n"
+         "    return np.einsum('nm,km->nk', grad, B), np.einsum('nk,nm->km', A, grad)", RIGHT),
+        ("def matmul_backward(A, B, grad):  # A's gradient from sums: the right shape, not the right values\n"
+         "    return np.outer(grad.sum(1), B.sum(1)), A.T @ grad", {"test_matmul_backward_A"}),
+        ("def matmul_backward(A, B, grad):  # B's gradient without grad\n"
+         "    return grad @ B.T, A.T @ np.ones_like(grad)", {"test_matmul_backward_B"}),
     ]),
     "exp_backward": (("test_exp_backward",), [
         ("def exp_backward(a, grad):  # a 0-d array for a 0-d input\n    return np.array(grad * np.exp(a))", RIGHT),
@@ -281,6 +351,100 @@ class Sigmoid(Function):  # saves its input: the values are right, the way is no
         out = 0.5 * (1.0 + math.tanh(0.5 * x))
         return grad * out * (1.0 - out)''', {"test_sigmoid_saves_output"}),
     ]),
+    "topological_order": (("test_topological_order", "test_topological_order_deep"), [
+        ('''\
+def topological_order(root):  # Kahn's algorithm: count the users, then take nodes whose users are all placed
+    nodes, users = [root], {id(root): 0}
+    for node in nodes:
+        for parent in node.parents:
+            if id(parent) not in users:
+                users[id(parent)] = 0
+                nodes.append(parent)
+            users[id(parent)] += 1
+    order, ready = [], [root]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for parent in node.parents:
+            users[id(parent)] -= 1
+            if users[id(parent)] == 0:
+                ready.append(parent)
+    return order[::-1]''', RIGHT),
+        ('''\
+def topological_order(root):  # depth first with an iterator per node on the stack
+    order, seen = [], {id(root)}
+    stack = [(root, iter(root.parents))]
+    while stack:
+        node, parents = stack[-1]
+        for parent in parents:
+            if id(parent) not in seen:
+                seen.add(id(parent))
+                stack.append((parent, iter(parent.parents)))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    return order''', RIGHT),
+        ('''\
+def topological_order(root):  # recursive: right on shallow graphs, too deep for Python on a long chain
+    order, seen = [], set()
+
+    def visit(node):
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        for parent in node.parents:
+            visit(parent)
+        order.append(node)
+    visit(root)
+    return order''', {"test_topological_order_deep"}),  # (backward, which uses it as C.2 says, fails its deep chain too)
+        ('''\
+def topological_order(root):  # breadth first from the root, reversed: a shared parent can come too late
+    order, seen = [root], {id(root)}
+    for node in order:
+        for parent in node.parents:
+            if id(parent) not in seen:
+                seen.add(id(parent))
+                order.append(parent)
+    return order[::-1]''', {"test_topological_order", "test_topological_order_deep"}),
+    ]),
+    "numerical_gradient": (("test_numerical_gradient", "test_numerical_gradient_matrix"), [
+        ('''\
+def numerical_gradient(f, x, eps=1e-6):  # one flat copy, a unit step per element
+    x = np.asarray(x, dtype=float)
+    flat = x.reshape(-1).copy()
+    grad = np.empty(flat.size)
+    for i in range(flat.size):
+        step = np.zeros(flat.size)
+        step[i] = eps
+        grad[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * eps)
+    return grad.reshape(x.shape)''', RIGHT),
+        ('''\
+def numerical_gradient(f, x, eps=1e-6):  # changes the caller's x, and puts it back only up to rounding
+    grad = np.zeros_like(x, dtype=float)
+    for i in np.ndindex(x.shape):
+        x[i] += eps
+        plus = f(x)
+        x[i] -= 2 * eps
+        minus = f(x)
+        x[i] += eps
+        grad[i] = (plus - minus) / (2 * eps)
+    return grad''', {"test_numerical_gradient_matrix"}),
+    ]),
+    "gradcheck": (("test_gradcheck",), [
+        ('''\
+def gradcheck(f, grad_f, x, eps=1e-6, atol=1e-5, rtol=1e-3):  # np.shape, and the comparison spelled out
+    x = np.array(x, dtype=float)
+    claimed, numerical = grad_f(x.copy()), numerical_gradient(f, x, eps)
+    if np.shape(claimed) != np.shape(numerical):
+        return False
+    return bool(np.all(np.abs(np.asarray(claimed) - numerical) <= atol + rtol * np.abs(numerical)))''', RIGHT),
+        ('''\
+def gradcheck(f, grad_f, x, eps=1e-6, atol=1e-5, rtol=1e-3):  # no shape check: allclose broadcasts
+    x = np.array(x, dtype=float)
+    return bool(np.allclose(grad_f(x.copy()), numerical_gradient(f, x, eps), rtol=rtol, atol=atol))''',
+         {"test_gradcheck"}),
+    ]),
     "backward": (BACKWARD_CELLS, [
         (BACKWARD_RIGHT, RIGHT),
         (WRONG_AT["first"], set(BACKWARD_CELLS)),
@@ -309,7 +473,7 @@ def linear_backward(X, W, b, G):  # list-built with loops, as Python floats
     dX = [[sum(float(G[i, j]) * float(W[j, c]) for j in range(m)) for c in range(k)] for i in range(n)]
     dW = [[sum(float(G[i, j]) * float(X[i, c]) for i in range(n)) for c in range(k)] for j in range(m)]
     db = [sum(float(G[i, j]) for i in range(n)) for j in range(m)]
-    return dX, dW, db''', RIGHT),
+    return [dX, dW, db]  # a list, not a tuple''', RIGHT),
         ('''\
 def linear_backward(X, W, b, G):  # NumPy arrays, filled in place into zeros of each input's shape
     dX, dW, db = np.zeros(tuple(X.shape)), np.zeros(tuple(W.shape)), np.zeros(tuple(b.shape))
@@ -329,10 +493,10 @@ def linear_backward(X, W, b, G):  # the bias averaged over the batch, not summed
 def matvec_backward(W, v, g):  # an outer product by unsqueeze, and g @ W
     return g.unsqueeze(1) * v.unsqueeze(0), g @ W''', RIGHT),
         ('''\
-def matvec_backward(W, v, g):  # (a)'s rule on v as a (k, 1) matrix, then back to the shapes
+def matvec_backward(W, v, g):  # (a)'s rule on v as a (k, 1) matrix, back to the shapes, as a list
     dW = g.reshape(-1, 1) @ v.reshape(1, -1)
     dv = (W.T @ g.reshape(-1, 1)).reshape(-1)
-    return dW, dv''', RIGHT),
+    return [dW, dv]''', RIGHT),
         ('''\
 def matvec_backward(W, v, g):  # through linear_backward from (a): y = v W^T as a row
     dv, dW, _ = linear_backward(v[None, :], W, torch.zeros(W.shape[0], dtype=W.dtype), g[None, :])
