@@ -55,7 +55,7 @@ class LocalExecutor:
             self.pool = self._new_pool(self.workers)
             for _ in range(self.workers):
                 self.pool.submit(warm_up, forbidden_imports)
-        except BaseException as error:  # raised where the run waits for its workers
+        except Exception as error:  # raised where the run waits for its workers
             self.start_failed = error
 
     def _started(self) -> None:
@@ -113,15 +113,27 @@ class LocalExecutor:
         return broken
 
     def close(self, stopped: bool = False) -> None:
-        """Stop every worker: at once if the run was ``stopped``; no worker outlives the run."""
+        """Stop every worker: at once if the run was ``stopped``, or is stopped while its workers
+        finish (a pool's shutdown cut short by the signal would leave them waiting, and this
+        process waiting on them at exit); no worker outlives the run."""
         try:
             self._started()
-        except BaseException:  # the run has ended already: nothing more to say of its workers
+        except Exception:  # the pool could not start: the run has said so; what did start is stopped below
             pass
-        if self.pool is None:
+        pool, self.pool = self.pool, None
+        if pool is None:
             return
-        if stopped:
-            for process in list((getattr(self.pool, "_processes", None) or {}).values()):
-                process.kill()
-        self.pool.shutdown(wait=True, cancel_futures=True)
-        self.pool = None
+        if not stopped:
+            try:
+                pool.shutdown(wait=True, cancel_futures=True)
+                return
+            except KeyboardInterrupt:
+                _stop_at_once(pool)
+                raise
+        _stop_at_once(pool)
+
+
+def _stop_at_once(pool: ProcessPoolExecutor) -> None:
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.kill()
+    pool.shutdown(wait=True, cancel_futures=True)
