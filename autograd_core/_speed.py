@@ -39,21 +39,33 @@ from .tensor import Tensor
 
 enabled = os.environ.get("AUTOGRAD_CORE_SPEED", "1") != "0"
 
+# The tensor classes the shortcuts below take. ``type(x) in _TENSORS`` costs the same for any
+# object, where ``isinstance(x, Tensor)`` is slow for everything but a plain Tensor (a number,
+# a Parameter: Tensor's metaclass sends each such test through ``__instancecheck__``). Any
+# other subclass of Tensor takes the plain path. ``nn.Parameter``, a layer above, adds itself.
+_TENSORS = frozenset({Tensor})
+
+
+def takes_shortcuts(cls):
+    """Let the shortcuts take ``cls``, a subclass of Tensor that changes nothing they rely on."""
+    global _TENSORS
+    _TENSORS = _TENSORS | {cls}
+
 
 # -- type promotion and arithmetic ------------------------------------------------------
 def operands_ready(a, b):
     """True when type promotion has nothing to do: two tensors of one dtype (whose shapes
     are checked here), or a float tensor and a Python number (a number never changes a
     float tensor's dtype)."""
-    if isinstance(a, Tensor):
-        if isinstance(b, Tensor):
+    if type(a) in _TENSORS:
+        if type(b) in _TENSORS:
             if a._data.dtype != b._data.dtype:
                 return False
             if a._data.shape != b._data.shape:
                 check_broadcast(a._data.shape, b._data.shape)
             return True
         return (type(b) is float or type(b) is int) and a._data.dtype.kind == "f"
-    return isinstance(b, Tensor) and (type(a) is float or type(a) is int) and b._data.dtype.kind == "f"
+    return type(b) in _TENSORS and (type(a) is float or type(a) is int) and b._data.dtype.kind == "f"
 
 
 def arithmetic(plain, ufunc, node=None, reflected=False):
@@ -66,13 +78,13 @@ def arithmetic(plain, ufunc, node=None, reflected=False):
         if enabled and a.dtype.kind == "f":
             if type(other) is float or type(other) is int:
                 b = other
-            elif isinstance(other, Tensor) and other._data.dtype == a.dtype and other._data.shape == a.shape:
+            elif type(other) in _TENSORS and other._data.dtype == a.dtype and other._data.shape == a.shape:
                 b = other._data
             else:
                 return plain(self, other)
-            if grad_mode._State.enabled and (self._requires_grad or isinstance(other, Tensor) and other._requires_grad):
+            if grad_mode._State.enabled and (self._requires_grad or type(other) in _TENSORS and other._requires_grad):
                 if node is not None:
-                    if _recording is not None and isinstance(self, Tensor) and not node.saves_result:
+                    if _recording is not None and type(self) in _TENSORS and not node.saves_result:
                         return _record(node, self, other)
                     return node.apply(self, other)
             else:
@@ -105,7 +117,7 @@ def _record(node, a, b):
         signature = (a._output_nr, a._data.shape)
     else:
         first, signature = None, (None, a._data.shape)
-    if type(b) is not float and type(b) is not int and isinstance(b, Tensor):  # (a number first: isinstance is slow for one)
+    if type(b) in _TENSORS:
         if b._requires_grad:
             second = b._grad_fn if b._grad_fn is not None else accumulator_of(b)
             signature += (b._output_nr, b._data.shape)
@@ -126,7 +138,7 @@ def in_place_unrecorded(tensor, ufunc, other):
     operand it would reject with PyTorch's error)."""
     if not enabled or grad_mode._State.enabled and (tensor._requires_grad or getattr(other, "_requires_grad", False)):
         return None
-    operand = other._data if isinstance(other, Tensor) else other
+    operand = other._data if type(other) in _TENSORS else other
     if type(operand) not in (np.ndarray, float, int) or tensor._data.dtype.kind == "b":
         return None
     try:
