@@ -22,7 +22,8 @@ What is here, and who calls it:
   ``np.where``, which branches per element (``ops.py``).
 * ``shared_description``: nodes whose inputs look alike share their tuples, so a large
   graph holds fewer objects for Python's garbage collector to scan (``function.py``).
-* ``walk``: the backward walk's loop with its small steps written out (``backward.walk``).
+* ``walk``: the backward walk's loop with its small steps written out, and a node that
+  becomes ready on an empty queue run at once, not through the heap (``backward.walk``).
 * ``may_take``: a leaf's first gradient becomes its ``.grad`` without a copy when nothing
   else can reach it, as PyTorch "steals" it (``graph.AccumulateGrad``).
 """
@@ -194,31 +195,51 @@ def walk(ready, buffers, deps, retain_graph, fit_gradients, plain_step, leaf_typ
     """The loop of ``backward.walk`` for ``x.backward()``, with ``run_node``, ``_call_backward``,
     ``_send`` and ``_add_to_buffer`` written out for an operation's
     node of one output, without hooks, that received its gradient; a leaf's node and any other
-    node take ``plain_step`` (the plain loop's body). Same order, same sums, same frees."""
+    node take ``plain_step`` (the plain loop's body). Same order, same sums, same frees.
+
+    One step more: a node made ready while the queue is empty is the node the queue would hand
+    out next, so it is kept at hand (``node``, ``grad``) instead of going through the heap and
+    the buffers; if anything else is pushed before it ran, it is pushed first, where the plain
+    loop pushed it. Along a chain of operations, that is every node."""
     heap, pop, push = ready.heap, ready.pop, ready.push
-    while heap:
-        node = pop()
-        grad_outputs = buffers.pop(node, None)
-        if (grad_outputs is None or len(grad_outputs) != 1 or grad_outputs[0] is None or type(node) is leaf_type
-                or node._pre_hooks or node._post_hooks):
-            plain_step(node, grad_outputs or [None])
-            continue
-        grad_inputs = fit_gradients(node, type(node).backward(node, grad_outputs[0]))
+    node = grad = None
+    while node is not None or heap:
+        if node is None:
+            node = pop()
+            grad_outputs = buffers.pop(node, None)
+            if (grad_outputs is None or len(grad_outputs) != 1 or grad_outputs[0] is None or type(node) is leaf_type
+                    or node._pre_hooks or node._post_hooks):
+                plain_step(node, grad_outputs or [None])
+                node = None
+                continue
+            grad = grad_outputs[0]
+        grad_inputs = fit_gradients(node, type(node).backward(node, grad))
         if not retain_graph:
             node.release_saved_tensors()
+        at_hand = at_hand_grad = None
         for child, nr, g in zip(node._next_nodes, node._next_nrs, grad_inputs):
             if child is None:
+                continue
+            deps[child] -= 1
+            if (not deps[child] and not heap and at_hand is None and g is not None and type(child) is not leaf_type
+                    and child._num_outputs == 1 and child not in buffers and not child._pre_hooks
+                    and not child._post_hooks):
+                at_hand, at_hand_grad = child, g
                 continue
             if g is not None:
                 slots = buffers.get(child)
                 if slots is None:
                     slots = buffers[child] = [None] * child._num_outputs
                 slots[nr] = g if slots[nr] is None else slots[nr] + g
-            deps[child] -= 1
             if not deps[child]:
+                if at_hand is not None:  # pushed where the plain loop pushed it
+                    buffers[at_hand] = [at_hand_grad]
+                    push(at_hand)
+                    at_hand = at_hand_grad = None
                 push(child)
+        node, grad = at_hand, at_hand_grad
         # hold no gradient while the next node runs: a leaf may then take its gradient (may_take)
-        grad_outputs = grad_inputs = g = None
+        grad_outputs = grad_inputs = g = at_hand_grad = None
 
 
 # -- taking a gradient instead of copying it --------------------------------------------
