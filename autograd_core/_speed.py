@@ -112,23 +112,30 @@ def _record(node, a, b):
     them requires grad and grad mode is on: the same node with the same edges, in fewer steps
     (``Op.apply`` and ``function._start_recording`` are the plain path)."""
     accumulator_of, sequence, describe_inputs = _recording
-    ctx = node.__new__(node)
+    ctx = node()  # (an operation's node has no __init__: this is node.__new__(node), and quicker)
     if a._requires_grad:
-        first = a._grad_fn if a._grad_fn is not None else accumulator_of(a)
-        signature = (a._output_nr, a._data.shape)
+        first = a._grad_fn
+        if first is None:
+            first = accumulator_of(a)
+        a_nr = a._output_nr
     else:
-        first, signature = None, (None, a._data.shape)
+        first = a_nr = None
     if type(b) in _TENSORS:
         if b._requires_grad:
-            second = b._grad_fn if b._grad_fn is not None else accumulator_of(b)
-            signature += (b._output_nr, b._data.shape)
+            second = b._grad_fn
+            if second is None:
+                second = accumulator_of(b)
+            signature = (a_nr, a._data.shape, b._output_nr, b._data.shape)
         else:
-            second, signature = None, signature + (None, b._data.shape)
+            second, signature = None, (a_nr, a._data.shape, None, b._data.shape)
     else:
-        second, signature = None, signature + (None, None)
+        second, signature = None, (a_nr, a._data.shape, None, None)
     ctx._seq = next(sequence)
     ctx._next_nodes = (first, second)
-    ctx._next_nrs, ctx.needs_input_grad, ctx._input_shapes = shared_description(signature, describe_inputs)
+    described = _DESCRIPTIONS.get(signature)  # (shared_description, written out)
+    if described is None:
+        described = shared_description(signature, describe_inputs)
+    ctx._next_nrs, ctx.needs_input_grad, ctx._input_shapes = described
     out = node.forward(ctx, a, b)
     return Tensor._make(out if type(out) is np.ndarray else np.asarray(out), True, ctx)
 
