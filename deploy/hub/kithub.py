@@ -122,6 +122,13 @@ class ClassSpec:
     def path(self) -> str:
         return f"{self.bin}:{self.root / 'bin'}:/usr/local/bin:/usr/bin:/bin"
 
+    def runtime(self, account: str) -> Path:
+        """The account's own folder for its Jupyter runtime files (``JUPYTER_RUNTIME_DIR``): its kernels'
+        sockets are files there, mode 700, not ports on 127.0.0.1 that any account can connect to
+        (a classmate would read the kernel's every output on its iopub port). Named by uid: short,
+        as a socket's path must be."""
+        return self.root / "run" / str(pwd.getpwnam(account).pw_uid)
+
     def jupyter_config(self, role: str) -> Path:
         """The extra Jupyter config folder of user servers (``student``) or grader services (``grader``)."""
         return self.root / "jupyter" / role
@@ -306,12 +313,26 @@ from nbgrader.auth import JupyterHubAuthPlugin
 c.Authenticator.plugin_class = JupyterHubAuthPlugin
 # Submissions arrive whole, readable by the course's grader group only (not by other students).
 c.ExchangeFactory.submit = "grader.hub_exchange.PrivateSubmit"
+# Validate's kernel talks over sockets in the student's own runtime folder, not ports on 127.0.0.1
+# (where any account could listen to it); nbgrader names no connection file, so a prefix is given.
+import os
+if os.environ.get("JUPYTER_RUNTIME_DIR"):
+    c.KernelManager.transport = "ipc"
+    c.KernelManager.ip = os.path.join(os.environ["JUPYTER_RUNTIME_DIR"], "validate")
 '''
 
 SERVER_CONFIG = '''\
 c = get_config()
 # No language servers here: the extension only slows every server's start.
 c.ServerApp.jpserver_extensions = {"jupyter_lsp": False}
+# Kernels talk over sockets in the account's own runtime folder (JUPYTER_RUNTIME_DIR, mode 700), not
+# over ports on 127.0.0.1, where any account could subscribe to a kernel's outputs.
+c.KernelManager.transport = "ipc"
+'''
+
+STUDENT_SERVER_CONFIG = SERVER_CONFIG + '''\
+# The Assignments panel shows a refusal of the exchange as its one clear line, not nbgrader's traceback.
+c.ServerApp.jpserver_extensions["grader.hub_exchange.panel"] = True
 '''
 
 GRADER_SERVER_CONFIG = SERVER_CONFIG + '''\
@@ -340,7 +361,7 @@ def write_jupyter_config(spec: ClassSpec) -> None:
                                                                           extra=extra))
         disabled = {name: True for name in STUDENT_DISABLED_EXTENSIONS} if role == "student" else {}
         (folder / "labconfig" / "page_config.json").write_text(json.dumps({"disabledExtensions": disabled}, indent=1))
-        (folder / "jupyter_server_config.py").write_text(GRADER_SERVER_CONFIG if role == "grader" else SERVER_CONFIG)
+        (folder / "jupyter_server_config.py").write_text(GRADER_SERVER_CONFIG if role == "grader" else STUDENT_SERVER_CONFIG)
     for path in [spec.root / "jupyter", *spec.root.joinpath("jupyter").rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
 
@@ -424,6 +445,7 @@ def setup(spec: ClassSpec, log=print) -> ClassSpec:
     if not CHP.exists():
         raise SetupError(f"configurable-http-proxy is not installed ({CHP} missing): run `make hub-env`")
     _check_environment(spec)
+    _check_socket_paths(spec)
     if spec.root.is_dir() and any(spec.root.iterdir()) and not (spec.root / CLASS_FILE).exists():
         raise SetupError(f"{spec.root} is not empty and holds no class; give --state a new folder")
     spec.root.mkdir(parents=True, exist_ok=True)
@@ -432,7 +454,12 @@ def setup(spec: ClassSpec, log=print) -> ClassSpec:
     spec.save()
     create_accounts(spec)
     spec.exchange.mkdir(exist_ok=True)
-    spec.exchange.chmod(0o777)  # nbgrader's exchange root: world-writable; its release insists on exactly 777
+    # nbgrader's exchange root: writable by all (its release insists on rwx for all), and sticky, or a
+    # student could rename a course's folder away and put one of their own in its place (its inbound/
+    # theirs: every classmate's submission theirs to read)
+    spec.exchange.chmod(0o1777)
+    for account in spec.graders():
+        private_runtime(spec, account)
     write_jupyter_config(spec)
     write_commands(spec)
     releases = []
@@ -469,6 +496,32 @@ def _check_environment(spec: ClassSpec) -> None:
         raise SetupError(f"the hub's environment {Path(spec.python).parent.parent} has the kit installed in "
                          f"editable mode ({path.name}): the students' servers would read the course from the "
                          "checkout. Run `make hub-env` (it installs a copy of the kit)")
+
+
+#: a socket's path holds at most 107 bytes (``sun_path``); a kernel's longest is its connection file's
+#: name and ``-ipc-N`` in the runtime folder
+SOCKET_PATH_MAX = 107
+LONGEST_SOCKET = "/kernel-00000000-0000-0000-0000-000000000000-ipc-99"
+
+
+def private_runtime(spec: ClassSpec, account: str) -> Path:
+    """The account's runtime folder (``ClassSpec.runtime``), made if missing: its own, mode 700."""
+    info = pwd.getpwnam(account)
+    (spec.root / "run").mkdir(mode=0o711, exist_ok=True)
+    (spec.root / "run").chmod(0o711)  # nobody lists whose folders there are
+    folder = spec.runtime(account)
+    folder.mkdir(mode=0o700, exist_ok=True)
+    os.chown(folder, info.pw_uid, info.pw_gid)
+    folder.chmod(0o700)
+    return folder
+
+
+def _check_socket_paths(spec: ClassSpec) -> None:
+    longest = len(str(spec.root / "run" / "4294967295")) + len(LONGEST_SOCKET)
+    if longest > SOCKET_PATH_MAX:
+        raise SetupError(f"the state folder's path ({spec.root}) is too long: the kernels' sockets in "
+                         f"{spec.root / 'run'} would need {longest} characters, and a socket's path holds "
+                         f"{SOCKET_PATH_MAX}. Give --state a shorter path")
 
 
 def _check_reachable(spec: ClassSpec) -> None:
