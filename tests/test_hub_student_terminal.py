@@ -55,7 +55,7 @@ def hub():
     state.chmod(0o755)
     alice, bob = f"alice-{tag}", f"bob-{tag}"
     course = kithub.CourseSpec("ad101", grader=f"grader-{tag}-ad101", port=free_port(), students=[alice, bob],
-                               assignments=[PS1])
+                               assignments=[PS1], kept_mib_per_student=1)
     spec = kithub.ClassSpec(state=str(state), courses=[course],
                             passwords={alice: kithub.new_password(), bob: kithub.new_password()},
                             hub_port=free_port(), hub_api_port=free_port(), proxy_api_port=free_port(),
@@ -134,7 +134,12 @@ def test_a_student_cannot_rename_the_courses_exchange_folder_and_put_his_own_the
     """The exchange's root must be writable by all (nbgrader's release insists); without the sticky bit
     bob renames ad101 away and makes an ad101 of his own, whose inbound/ every classmate submits into."""
     exchange, course = hub.exchange, hub.exchange / "ad101"
-    status, shown = in_terminal(students["bob"], f"mv '{course}' '{exchange}/ad101-gone' && mkdir -p '{course}/inbound'")
+    try:
+        status, shown = in_terminal(students["bob"], f"mv '{course}' '{exchange}/ad101-gone' && mkdir -p '{course}/inbound'")
+    finally:  # the course's exchange put back if he managed, for the tests after this one
+        if (exchange / "ad101-gone").is_dir():
+            shutil.rmtree(course, ignore_errors=True)
+            (exchange / "ad101-gone").rename(course)
     assert status != 0 and "Operation not permitted" in shown, shown
     assert course.stat().st_uid == pwd.getpwnam(hub.courses[0].grader).pw_uid and not (exchange / "ad101-gone").exists()
     # the control: a student still fetches from it (the released notebook is readable)
@@ -225,6 +230,25 @@ def test_a_submission_cannot_be_changed_after_it_arrived(hub, students):
     grader = pwd.getpwnam(hub.courses[0].grader).pw_uid
     assert {p.stat().st_uid for p in [taken, *taken.iterdir()]} == {grader}
     assert not [p for p in received.iterdir() if p.name.startswith(".")], list(received.iterdir())
+
+
+def test_a_student_cannot_fill_the_graders_disk_with_submissions(hub, students):
+    """The clerk's copies are the grader's, so the student's own disk quota no longer bounds them: the
+    grader keeps at most class.json's kept_mib_per_student of one student's (1 MiB here); the rest stays
+    in inbound/, the student's own files, and is reported."""
+    bob, inbound, received = students["bob"], hub.exchange / "ad101" / "inbound", hub.exchange / "ad101" / "received"
+    entries = [f"{bob.name}+{PS1}+2000-01-01 00:00:00.000000 UTC+fill{n}" for n in range(2)]
+    for entry in entries:  # one after the other: the first is taken in before the second is handed in
+        status, shown = in_terminal(bob, (
+            f"E='{inbound}/{entry}'; mkdir -m 770 \"$E\" && head -c 700000 /dev/urandom > \"$E\"/{PS1_NOTEBOOK} && "
+            "for i in $(seq 20); do [ -e \"$E\" ] || break; sleep 0.5; done; ls \"$E\" 2>/dev/null | wc -l"))
+        assert status == 0, shown
+    kept = [p for p in received.iterdir() if p.name.startswith(f"{bob.name}+")]
+    assert len(kept) == 1 and (kept[0] / PS1_NOTEBOOK).stat().st_size == 700_000, kept
+    assert (inbound / entries[1]).is_dir() and (inbound / entries[1]).stat().st_uid == pwd.getpwnam(bob.name).pw_uid
+    log = (hub.root / "hub" / "jupyterhub.log").read_text(errors="replace")
+    assert f"left in inbound/ {entries[1]!r}: not taken in: {bob.name}'s submissions kept already hold 1 MiB" in log, \
+        log[-3000:]
 
 
 # --- the Assignments panel --------------------------------------------------------------------------------

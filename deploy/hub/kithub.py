@@ -75,6 +75,7 @@ class CourseSpec:
     due: dict[str, str] = field(default_factory=dict)       # assignment -> "YYYY-MM-DD HH:MM:SS UTC"
     extensions: dict[str, dict[str, float]] = field(default_factory=dict)  # assignment -> student -> hours
     late_penalty: str = "none"       # nbgrader's LateSubmissionPlugin.penalty_method: "none" or "zero"
+    kept_mib_per_student: int = 1024  # what the grader keeps of one student's submissions (the clerk's copies)
 
     def directory(self, spec: "ClassSpec") -> Path:
         return spec.home(self.grader) / self.course_id
@@ -348,6 +349,9 @@ c.Exchange.path_includes_course = True
 c.ExchangeFactory.collect = "grader.hub_exchange.GuardedCollect"
 # what late work costs: "none" (marked late only) or "zero" (class.json's late_penalty)
 c.LateSubmissionPlugin.penalty_method = {penalty!r}
+# what the grader keeps of one student's submissions; beyond it they stay in inbound/, reported
+# (class.json's kept_mib_per_student; the course's clerk has the same)
+c.GuardedCollect.kept_mib = {kept}
 '''
 
 
@@ -471,7 +475,7 @@ def setup(spec: ClassSpec, log=print) -> ClassSpec:
             _run([str(spec.bin / "kitgrade"), "init", str(directory), "--course-id", course.course_id,
                   "--exchange", str(spec.exchange), "--exercises", str(give_exercises(spec, course))], **run)
             with open(directory / "nbgrader_config.py", "a") as config:
-                config.write(COURSE_HUB_SETTINGS.format(penalty=course.late_penalty))
+                config.write(COURSE_HUB_SETTINGS.format(penalty=course.late_penalty, kept=course.kept_mib_per_student))
         log(f"{course.course_id}: kitgrade release {' '.join(course.assignments)} (each proven before it goes out)")
         command = [str(spec.bin / "kitgrade"), "release", *course.assignments]
         releases.append((command, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

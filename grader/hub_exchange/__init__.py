@@ -16,7 +16,9 @@ the clerk close them (docs/deploy.md says why this and not ngshare):
   grader's alone), named with the time the kernel last changed anything in it (the largest
   ``ctime`` of its files, which no user can set back). The copy is the grader's: a student who kept
   a folder or file of the submission open cannot change it afterwards. Collect takes in whatever
-  the clerk has not, the same way.
+  the clerk has not, the same way. The copies are the grader's files, which the student's disk quota
+  does not bound: the grader keeps at most ``kept_mib`` of one student's (the rest stays in
+  ``inbound/``, reported).
 * **What a student plants.** Anything in ``inbound/`` that is not a folder owned by the student it
   names (a link, a pipe, a file, an entry in a classmate's name, an odd name) is never taken in:
   ``GuardedCollect`` reports it and collects everyone else. Inside a submission, only regular

@@ -10,12 +10,14 @@ import shutil
 import sys
 import time
 
-from .entries import RECEIVED, SET_ASIDE, TIME_FORMAT, copy_submission, last_change, parse_name, refusal
+from .entries import (KEPT_PER_STUDENT_MIB, MAX_TOTAL_BYTES, RECEIVED, SET_ASIDE, TIME_FORMAT, bytes_under,
+                      copy_submission, last_change, parse_name, refusal)
 
 
-def take_in(course_path: str, log=None) -> dict[str, str]:
+def take_in(course_path: str, log=None, kept_mib: int = KEPT_PER_STUDENT_MIB) -> dict[str, str]:
     """Take every submission of ``<course>/inbound/`` into ``<course>/received/``, named by its arrival
-    time. Returns what was left in ``inbound/`` and why (name -> reason)."""
+    time, while the grader keeps at most ``kept_mib`` MiB of each student's. Returns what was left in
+    ``inbound/`` and why (name -> reason)."""
     inbound, received = os.path.join(course_path, "inbound"), os.path.join(course_path, RECEIVED)
     os.makedirs(received, mode=0o700, exist_ok=True)
     left = {}
@@ -25,7 +27,7 @@ def take_in(course_path: str, log=None) -> dict[str, str]:
         reason = refusal(inbound, name)
         if reason is None:
             try:
-                reason = _take(inbound, received, name, log)
+                reason = _take(inbound, received, name, log, kept_mib)
             except FileNotFoundError:
                 continue  # gone meanwhile
         if reason is not None:
@@ -33,7 +35,19 @@ def take_in(course_path: str, log=None) -> dict[str, str]:
     return left
 
 
-def _take(inbound: str, received: str, name: str, log) -> str | None:
+def _over_budget(received: str, name: str, kept_mib: int) -> str | None:
+    """Why the grader keeps no more of this student's submissions, or None."""
+    student = parse_name(name)[0]
+    kept = sum(bytes_under(os.path.join(received, entry)) for entry in os.listdir(received)
+               if parse_name(entry) is not None and parse_name(entry)[0] == student)
+    coming = min(bytes_under(os.path.join(os.path.dirname(received), "inbound", name)), MAX_TOTAL_BYTES)
+    if kept + coming > kept_mib * 2**20:
+        return (f"not taken in: {student}'s submissions kept already hold {kept / 2**20:.0f} MiB, and this one "
+                f"would pass the {kept_mib} MiB kept of one student (the clerk's --kept-mib)")
+    return None
+
+
+def _take(inbound: str, received: str, name: str, log, kept_mib: int) -> str | None:
     """One student's folder: moved out of their reach, copied into a folder of the grader's, removed.
 
     The student still owns the folder they made, and a process of theirs that holds it open (its
@@ -41,9 +55,12 @@ def _take(inbound: str, received: str, name: str, log) -> str | None:
     its time is the latest change seen in the folder once the copy is whole."""
     student, assignment = parse_name(name)
     try:
-        arrived = last_change(os.path.join(inbound, name))
+        arrived = last_change(os.path.join(inbound, name))  # (at most MAX_ENTRIES files: walked first)
     except ValueError as error:
         return str(error)
+    over = _over_budget(received, name, kept_mib)
+    if over is not None:
+        return over
     token = secrets.token_urlsafe(6)
     held = os.path.join(received, f".taking-{token}")
     try:
@@ -77,13 +94,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--exchange", required=True, help="the exchange's root (c.Exchange.root)")
     parser.add_argument("--course", required=True, help="the course id")
     parser.add_argument("--interval", type=float, default=1.0, help="seconds between looks (default 1)")
+    parser.add_argument("--kept-mib", type=int, default=KEPT_PER_STUDENT_MIB,
+                        help=f"MiB of each student's submissions the grader keeps (default {KEPT_PER_STUDENT_MIB})")
     args = parser.parse_args(argv)
     course_path = os.path.join(args.exchange, args.course)
     reported: set[str] = set()
     while True:
         try:
             if os.path.isdir(os.path.join(course_path, "inbound")):
-                left = take_in(course_path, log=lambda line: print(f"clerk {args.course}: {line}", flush=True))
+                left = take_in(course_path, log=lambda line: print(f"clerk {args.course}: {line}", flush=True),
+                               kept_mib=args.kept_mib)
                 for name in sorted(set(left) - reported):  # each once: it stays until collect reports it
                     print(f"clerk {args.course}: left in inbound/ {name!r}: {left[name]}", flush=True)
                 reported = set(left)

@@ -10,15 +10,19 @@ from itertools import groupby
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import parse_utc
+from traitlets import Integer
 
 from .clerk import take_in
-from .entries import (MAX_TOTAL_BYTES, RECEIVED, SET_ASIDE, STUDENT_CLOCK, TIME_FORMAT, account_of, parse_name,
+from .entries import (KEPT_PER_STUDENT_MIB, MAX_TOTAL_BYTES, RECEIVED, SET_ASIDE, STUDENT_CLOCK, TIME_FORMAT, account_of, parse_name,
                       read_submission)
 
 
 class GuardedCollect(ExchangeCollect):
     """nbgrader's collect, from ``received/``: each student's newest submission by its arrival time,
     copied file by file; everything else in the exchange reported and set aside."""
+
+    kept_mib = Integer(KEPT_PER_STUDENT_MIB, help="MiB of each student's submissions the grader keeps (as the "
+                       "course's clerk: its --kept-mib)").tag(config=True)
 
     def init_src(self):
         if self.coursedir.course_id == "":
@@ -28,7 +32,7 @@ class GuardedCollect(ExchangeCollect):
         assignment = self.coursedir.assignment_id
         wanted = self.coursedir.student_id or "*"
         try:
-            left = take_in(self.course_path)
+            left = take_in(self.course_path, kept_mib=self.kept_mib)
         except OSError as error:
             self.fail(f"the exchange of {self.coursedir.course_id} cannot be read: {error}")
         for name, reason in left.items():

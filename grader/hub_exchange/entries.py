@@ -13,6 +13,9 @@ TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f UTC"
 MAX_ENTRIES = 500
 MAX_FILE_BYTES = 100 * 1024 * 1024
 MAX_TOTAL_BYTES = 200 * 1024 * 1024
+#: what the grader keeps of one student's submissions to a course (the copies are the grader's, so the
+#: student's disk quota no longer bounds them): beyond it a submission stays in inbound/, reported
+KEPT_PER_STUDENT_MIB = 1024
 #: the student's own files that are never taken as the submission's (the time is the clerk's)
 STUDENT_CLOCK = "timestamp.txt"
 #: in the clerk's copy: what of the submission it left out, and why (collect reports it)
@@ -119,6 +122,19 @@ def _read_regular_file(path: str, expected: os.stat_result) -> bytes | None:
             return None
         data = handle.read(MAX_FILE_BYTES + 1)
     return data if len(data) <= MAX_FILE_BYTES else None
+
+
+def bytes_under(folder: str) -> int:
+    """The size of the regular files under ``folder`` (links not followed)."""
+    total = 0
+    for top, _, names in os.walk(folder):
+        for name in names:
+            try:
+                info = os.lstat(os.path.join(top, name))
+            except OSError:
+                continue
+            total += info.st_size if stat.S_ISREG(info.st_mode) else 0
+    return total
 
 
 def copy_submission(source: str, target: str, limit: int = MAX_TOTAL_BYTES) -> list[tuple[str, str]]:
