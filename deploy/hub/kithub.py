@@ -560,6 +560,8 @@ class Hub:
         hub_dir = self.spec.root / "hub"
         hub_dir.mkdir(exist_ok=True)
         hub_dir.chmod(0o700)
+        for account in self.spec.graders():  # (a class set up before the runtime folders has none yet)
+            private_runtime(self.spec, account)
         # the servers' output is in it (their nbgrader's too): root's alone
         self._log = os.fdopen(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a")
         self.log_path.chmod(0o600)
