@@ -450,6 +450,9 @@ def setup(spec: ClassSpec, log=print) -> ClassSpec:
         raise SetupError(f"configurable-http-proxy is not installed ({CHP} missing): run `make hub-env`")
     _check_environment(spec)
     _check_socket_paths(spec)
+    if _readable_by_all(Path(spec.exercises)):
+        log(f"warning: {spec.exercises} (the course's solutions and hidden tests) can be read by every account of "
+            f"this machine, the students' included: close it (chmod o-rwx {Path(spec.exercises).parent})")
     if spec.root.is_dir() and any(spec.root.iterdir()) and not (spec.root / CLASS_FILE).exists():
         raise SetupError(f"{spec.root} is not empty and holds no class; give --state a new folder")
     spec.root.mkdir(parents=True, exist_ok=True)
@@ -526,6 +529,13 @@ def _check_socket_paths(spec: ClassSpec) -> None:
         raise SetupError(f"the state folder's path ({spec.root}) is too long: the kernels' sockets in "
                          f"{spec.root / 'run'} would need {longest} characters, and a socket's path holds "
                          f"{SOCKET_PATH_MAX}. Give --state a shorter path")
+
+
+def _readable_by_all(path: Path) -> bool:
+    """Whether any account of the machine can list ``path`` (every folder above it searchable by all)."""
+    if not path.is_dir() or not path.stat().st_mode & 0o004:
+        return False
+    return all(parent.stat().st_mode & 0o001 for parent in path.parents)
 
 
 def _check_reachable(spec: ClassSpec) -> None:
