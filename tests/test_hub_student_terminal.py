@@ -224,7 +224,7 @@ def test_a_submission_cannot_be_changed_after_it_arrived(hub, students):
     assert "TAKEN-IN" in shown, shown  # the clerk took it in while she held it
     received = hub.exchange / "ad101" / "received"
     [taken] = [p for p in received.iterdir() if p.name.startswith(f"{alice.name}+{PS1}+")]
-    assert sorted(p.name for p in taken.iterdir()) == [PS1_NOTEBOOK], sorted(p.name for p in taken.iterdir())
+    assert sorted(p.name for p in taken.iterdir()) == [PS1_NOTEBOOK, "timestamp.txt"], list(taken.iterdir())
     assert (taken / PS1_NOTEBOOK).read_bytes() == arrived
     # the copy is the grader's: nothing of it is hers to change
     grader = pwd.getpwnam(hub.courses[0].grader).pw_uid

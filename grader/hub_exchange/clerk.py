@@ -10,7 +10,8 @@ import shutil
 import sys
 import time
 
-from .entries import (KEPT_PER_STUDENT_MIB, MAX_TOTAL_BYTES, RECEIVED, SET_ASIDE, TIME_FORMAT, bytes_under,
+from .entries import (KEPT_PER_STUDENT_MIB, MAX_TOTAL_BYTES, RECEIVED, SET_ASIDE, STUDENT_CLOCK, TIME_FORMAT,
+                      bytes_under,
                       copy_submission, last_change, parse_name, refusal)
 
 
@@ -76,6 +77,8 @@ def _take(inbound: str, received: str, name: str, log, kept_mib: int) -> str | N
             arrived = max(arrived, last_change(held, itself=False))  # (the move changed the folder's own)
         except ValueError:  # files added since: the time is now
             arrived = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+        with open(os.path.join(copy, STUDENT_CLOCK), "w") as clock:  # nbgrader's file, with the clerk's time
+            clock.write(arrived.strftime(TIME_FORMAT))
         if left_out:
             with open(os.path.join(copy, SET_ASIDE), "w") as note:
                 note.writelines(f"{relative}\t{reason}\n" for relative, reason in left_out)
