@@ -86,7 +86,7 @@ for course in spec.courses:
     })
     services.append({
         # the clerk: takes each submission out of reach as it arrives, at the time it arrived
-        # (grader/hub_exchange.py); the students never run it, so they do not set its clock
+        # (grader/hub_exchange/clerk.py); the students never run it, so they do not set its clock
         "name": f"{cid}-clerk",
         "command": [str(spec.python), "-m", "grader.hub_exchange", "--exchange", str(spec.exchange), "--course", cid,
                     "--kept-mib", str(course.kept_mib_per_student)],

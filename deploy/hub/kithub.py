@@ -344,7 +344,7 @@ c.ServerApp.tornado_settings = {"headers": {"Content-Security-Policy": "frame-an
 COURSE_HUB_SETTINGS = '''
 # On the hub (kithub.py): the shared exchange has a folder per course; collect takes each
 # submission at the time it arrived (the clerk's, not the student's) and sets aside anything
-# not owned by the student it names (grader/hub_exchange.py).
+# not owned by the student it names (grader/hub_exchange/).
 c.Exchange.path_includes_course = True
 c.ExchangeFactory.collect = "grader.hub_exchange.GuardedCollect"
 # what late work costs: "none" (marked late only) or "zero" (class.json's late_penalty)
