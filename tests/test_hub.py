@@ -214,7 +214,7 @@ def inbound(hub, course="ad101") -> Path:
 
 
 def received(hub, course="ad101") -> Path:
-    """Where the course's clerk moves each submission as it arrives (grader/hub_exchange.py)."""
+    """Where the course's clerk moves each submission as it arrives (grader/hub_exchange/)."""
     return hub.exchange / course / "received"
 
 
