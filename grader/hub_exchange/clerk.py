@@ -77,11 +77,9 @@ def _take(inbound: str, received: str, name: str, log, kept_mib: int) -> str | N
             arrived = max(arrived, last_change(held, itself=False))  # (the move changed the folder's own)
         except ValueError:  # files added since: the time is now
             arrived = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-        with open(os.path.join(copy, STUDENT_CLOCK), "w") as clock:  # nbgrader's file, with the clerk's time
-            clock.write(arrived.strftime(TIME_FORMAT))
+        _write_private(os.path.join(copy, STUDENT_CLOCK), arrived.strftime(TIME_FORMAT))  # nbgrader's, the clerk's time
         if left_out:
-            with open(os.path.join(copy, SET_ASIDE), "w") as note:
-                note.writelines(f"{relative}\t{reason}\n" for relative, reason in left_out)
+            _write_private(os.path.join(copy, SET_ASIDE), "".join(f"{relative}\t{reason}\n" for relative, reason in left_out))
         os.rename(copy, os.path.join(received, f"{student}+{assignment}+{arrived.strftime(TIME_FORMAT)}+{token}"))
     finally:
         shutil.rmtree(copy, ignore_errors=True)
@@ -89,6 +87,11 @@ def _take(inbound: str, received: str, name: str, log, kept_mib: int) -> str | N
     if log is not None:
         log(f"took in {student}'s {assignment}, arrived {arrived.strftime(TIME_FORMAT)}")
     return None
+
+
+def _write_private(path: str, text: str) -> None:
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as handle:
+        handle.write(text)
 
 
 def main(argv: list[str] | None = None) -> int:
