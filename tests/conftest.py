@@ -39,6 +39,21 @@ def pytest_ignore_collect(collection_path, config):
     return None
 
 
+#: The modules that make system accounts, serve a hub on the machine, close the checkout to other
+#: accounts or plant canaries in /root, /home and /srv. With ``make test``'s two workers
+#: (pytest-xdist, ``-n 2 --dist loadgroup``) they run one after another in one worker, first (they
+#: are the longest part); every other module runs whole in one worker, so that a module-scoped
+#: fixture (a graded class, a hub) is made once.
+ONE_AT_A_TIME = ("test_hub", "test_deploy", "test_grader_walls", "test_grader_environment_faults")
+ONE_AT_A_TIME_GROUP = "accounts-and-hubs"
+
+
+def xdist_group_of(module: str) -> str:
+    """The pytest-xdist group of the test module named ``module``."""
+    return ONE_AT_A_TIME_GROUP if any(part in module for part in ONE_AT_A_TIME) else module
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     for item in items:
         module = item.path.stem
@@ -47,6 +62,10 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(group)
         if any(part in module for part in QUICK):
             item.add_marker("quick")
+    if getattr(config.option, "dist", "no") != "no":  # pytest-xdist's workers (-n 2)
+        for item in items:
+            item.add_marker(pytest.mark.xdist_group(xdist_group_of(item.path.stem)))
+        items.sort(key=lambda item: xdist_group_of(item.path.stem) != ONE_AT_A_TIME_GROUP)  # stable: order kept
 
 
 @pytest.fixture(params=[True, False], ids=["speed-on", "speed-off"])
