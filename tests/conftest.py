@@ -1,5 +1,6 @@
 """Shared test set-up: where the kit's root and the shared reference material are, and the suite's
 groups, named as the code's (``pytest -m engine``, ``course``, ``grader``, ``hub``)."""
+import os
 from pathlib import Path
 
 import pytest
@@ -41,19 +42,31 @@ def pytest_ignore_collect(collection_path, config):
 
 #: The modules that make system accounts, serve a hub on the machine, close the checkout to other
 #: accounts or plant canaries in /root, /home and /srv. With ``make test``'s two workers
-#: (pytest-xdist, ``-n 2 --dist loadgroup``) they run one after another in one worker, first (they
-#: are the longest part); every other module runs whole in one worker, so that a module-scoped
-#: fixture (a graded class, a hub) is made once.
+#: (pytest-xdist, ``-n 2``) they run one after another in one worker, first (they are the longest
+#: part); every other module runs whole in one worker, so that a module-scoped fixture (a graded
+#: class, a hub) is made once.
 ONE_AT_A_TIME = ("test_hub", "test_deploy", "test_grader_walls", "test_grader_environment_faults")
 ONE_AT_A_TIME_GROUP = "accounts-and-hubs"
 
 
 def xdist_group_of(module: str) -> str:
-    """The pytest-xdist group of the test module named ``module``."""
+    """The unit of work the two workers share out that the test module named ``module`` is in."""
     return ONE_AT_A_TIME_GROUP if any(part in module for part in ONE_AT_A_TIME) else module
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's scheduling by scope, the scope being ``xdist_group_of`` the test's module (its
+    ``--dist loadgroup`` reads marks through node ids that pytest 9.2 no longer lets it change)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group_of(Path(nodeid.split("::", 1)[0]).stem)
+
+    return ByGroup(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         module = item.path.stem
@@ -62,9 +75,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(group)
         if any(part in module for part in QUICK):
             item.add_marker("quick")
-    if getattr(config.option, "dist", "no") != "no":  # pytest-xdist's workers (-n 2)
-        for item in items:
-            item.add_marker(pytest.mark.xdist_group(xdist_group_of(item.path.stem)))
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # a worker of `-n 2`: the longest unit of work first
         items.sort(key=lambda item: xdist_group_of(item.path.stem) != ONE_AT_A_TIME_GROUP)  # stable: order kept
 
 

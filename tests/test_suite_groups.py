@@ -36,11 +36,11 @@ def test_every_module_that_changes_the_machine_runs_one_at_a_time():
     assert xdist_group_of("test_engine_ops") == "test_engine_ops"  # the others: a group per module
 
 
-def test_make_test_runs_the_alone_tests_first_then_two_workers_by_group():
+def test_make_test_runs_the_alone_tests_first_then_two_workers_by_scope():
     makefile = (ROOT / "Makefile").read_text()
     recipe = re.search(r"^test:.*\n((\t.*\n)*)", makefile, re.M).group(1).splitlines()
     runs = [line.strip() for line in recipe if "pytest" in line]
     assert runs == ["$(BIN)/python -m pytest -m alone",
-                    '$(BIN)/python -m pytest -m "not alone" -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder'], runs
+                    '$(BIN)/python -m pytest -m "not alone" -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder'], runs
     assert re.search(r"^TEST_WORKERS \?= 2$", makefile, re.M)
     assert "pytest.mark.alone" in (ROOT / "tests" / "test_hub_load.py").read_text()  # the load test, by itself
