@@ -38,8 +38,8 @@ lab-check: setup
 	@$(BIN)/python scripts/lab.py --check
 
 # ruff (configured in pyproject.toml) first: a lint error fails fast, before the long tests.
-# The tests marked `alone` first, by themselves (the hub's load test: what it measures is the hub's,
-# not the hub's beside other tests); then the others in two workers (pytest-xdist), each module
+# The tests marked `alone` first, by themselves (the hub's load test, whose figures must be the
+# hub's, and the grader's fault tests, which look for processes left anywhere); then the others in two workers (pytest-xdist), each module
 # whole in one of them, the modules that make system accounts or serve a hub one after another in
 # one worker, first (tests/conftest.py's scheduler). TEST_WORKERS=0 runs them in one process.
 TEST_WORKERS ?= 2

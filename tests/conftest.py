@@ -47,6 +47,10 @@ def pytest_ignore_collect(collection_path, config):
 #: class, a hub) is made once.
 ONE_AT_A_TIME = ("test_hub", "test_deploy", "test_grader_walls", "test_grader_environment_faults")
 ONE_AT_A_TIME_GROUP = "accounts-and-hubs"
+#: ``make test`` runs these by themselves, before the others (marked ``alone``): the hub's load test,
+#: whose figures must be the hub's alone, and the grader's fault tests, which fail on any grading
+#: process of this checkout's Python left on the machine, so a test grading beside them fails them.
+ALONE = ("test_hub_load", "test_grader_faults", "test_grader_environment_faults")
 
 
 def xdist_group_of(module: str) -> str:
@@ -75,6 +79,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(group)
         if any(part in module for part in QUICK):
             item.add_marker("quick")
+        if module in ALONE:
+            item.add_marker("alone")
     if os.environ.get("PYTEST_XDIST_WORKER"):  # a worker of `-n 2`: the longest unit of work first
         items.sort(key=lambda item: xdist_group_of(item.path.stem) != ONE_AT_A_TIME_GROUP)  # stable: order kept
 

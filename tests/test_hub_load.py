@@ -39,7 +39,7 @@ LESSON = "lessons/en/01_recording_history.ipynb"
 STUDENTS = 30
 LESSON_CELLS = 4  # the lesson's first code cells: the engine imported, a graph recorded (bounded kernel work)
 
-pytestmark = [pytest.mark.slow, pytest.mark.alone, pytest.mark.timeout(600)]  # alone: its figures are the hub's
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ the ``quick`` ones. With ``make test``'s two workers, every module that makes sy
 a hub or plants files outside its own folders runs in the one group that runs one module at a time."""
 import re
 
-from conftest import GROUPS, ONE_AT_A_TIME_GROUP, QUICK, ROOT, group_of, xdist_group_of
+from conftest import ALONE, GROUPS, ONE_AT_A_TIME_GROUP, QUICK, ROOT, group_of, xdist_group_of
 
 #: what a module does that another module running beside it could meet: accounts made with useradd
 #: (which locks /etc/passwd), a hub served, the checkout's mode changed, canaries in /srv or /root
@@ -43,4 +43,8 @@ def test_make_test_runs_the_alone_tests_first_then_two_workers_by_scope():
     assert runs == ["$(BIN)/python -m pytest -m alone",
                     '$(BIN)/python -m pytest -m "not alone" -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder'], runs
     assert re.search(r"^TEST_WORKERS \?= 2$", makefile, re.M)
-    assert "pytest.mark.alone" in (ROOT / "tests" / "test_hub_load.py").read_text()  # the load test, by itself
+    assert "test_hub_load" in ALONE  # the load test, by itself
+    # a module that looks for grading processes left anywhere on the machine runs by itself
+    looking = sorted(p.stem for p in (ROOT / "tests").glob("test_*.py")
+                     if p.name != "test_suite_groups.py" and "_grading_processes" in p.read_text())
+    assert "test_grader_faults" in looking and set(looking) <= set(ALONE), (looking, ALONE)
