@@ -243,7 +243,10 @@ def gradients_by_node(root, parents, backward):
     ``parents(node)`` lists a node's inputs (one may be listed twice, as in ``a * a``) and
     ``backward(node, grad)`` returns one gradient per input. A node runs once every node that uses
     it has run (Kahn's algorithm, no recursion), so its gradient is complete; the root's is 1.0.
-    The grader runs it on its own copy of a graph, to say which node a student's pass got wrong.
+    The grader runs it on its own copy of a graph, to say which node a student's pass got wrong. It
+    holds nothing of a test (no input, no expected value), so the student's process, which can
+    import this module, learns nothing from it; what a hidden check says is decided by the test
+    cell in the grader's process (the node only).
     """
     nodes, users = [root], {id(root): 0}
     for node in nodes:

@@ -103,7 +103,12 @@ class DetectTampering(NbGraderPreprocessor):
 
 
 class RestoreCellFlags(NbGraderPreprocessor):
-    """Reset the nbgrader flags of every known cell to the gradebook's (before ``OverwriteCells``)."""
+    """Reset the nbgrader flags of every known cell to the gradebook's (before ``OverwriteCells``),
+    and take the marks off every other cell: one that claims an id the gradebook does not know, or
+    the earlier copies of a duplicated one (``DeduplicateIds`` leaves them an empty record). Left
+    there, nbgrader's ``OverwriteCells`` stopped on them, and the whole notebook scored 0 as not
+    gradable: a student who copied a test cell in JupyterLab (which copies its metadata) lost
+    every point."""
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
         notebook, assignment = resources["nbgrader"]["notebook"], resources["nbgrader"]["assignment"]
@@ -111,9 +116,13 @@ class RestoreCellFlags(NbGraderPreprocessor):
             known = notebook_flags(gradebook, notebook, assignment)
         for cell in nb.cells:
             meta = cell.metadata.get("nbgrader")
-            if not meta or meta.get("grade_id") not in known:
+            if meta is None:
                 continue
-            expected = known[meta["grade_id"]]
+            grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+            if not isinstance(grade_id, str) or grade_id not in known:
+                del cell.metadata["nbgrader"]
+                continue
+            expected = known[grade_id]
             meta.update({k: expected[k] for k in ("grade", "solution", "locked", "checksum")})
             if "points" in expected:
                 meta["points"] = expected["points"]

@@ -8,8 +8,12 @@ It plays what Canvas or Moodle (and a university's sign-in) do towards the hub, 
   answers with another auto-submitting form carrying the ``id_token`` to the tool's callback. The
   id_token is an RS256 JWT signed with the platform's own key, published at ``/lti/jwks``.
 * **LTI Assignment and Grade Services**: ``/lti/token`` grants a bearer token to a client that signs
-  its request with the tool's registered key (RFC 7523 ``private_key_jwt``); ``/ags/<context>/lineitems``
-  lists and makes line items; ``.../lineitems/<n>/scores`` records scores, in ``platform.scores``.
+  its request with the tool's registered key (RFC 7523 ``private_key_jwt``, each assertion's ``jti``
+  once); ``/ags/<context>/lineitems`` lists and makes line items; ``.../lineitems/<n>/scores`` records
+  scores, in ``platform.scores`` (a score for someone not in the course is refused, 422, as Canvas does).
+* **Names and Role Provisioning Services**: ``/nrps/<context>/memberships`` lists the course's members
+  (``platform.roles``, with ``platform.status`` for those made Inactive), ``page_size`` a page, the
+  next page named by a ``Link: <...>; rel="next"`` header as NRPS 2.0 says.
 * **OpenID Connect** (authorization code flow): ``/oidc/authorize`` shows a sign-in form (the user
   types their email and presses Sign in), ``/oidc/token`` exchanges the code, ``/oidc/userinfo``
   says who the token belongs to.
@@ -18,10 +22,17 @@ What a misbehaving or attacking platform sends, a launch asks for with ``&tamper
 ``foreign-key`` (signed with another RSA key under the platform's key id), ``expired`` (issued and
 expired two hours ago), ``wrong-audience`` (issued for another tool), ``replay`` (the person's
 previous id_token again, whose nonce belongs to an earlier login), ``as-instructor`` (the LMS gives the
-person the course's instructor role, whatever their role is).
+person the course's instructor role, whatever their role is). A service the test makes fail:
+``platform.down`` holds ``"nrps"`` or ``"scores"`` (answered 503), ``platform.refuse_scores`` LMS ids
+whose scores are refused (422).
+
+Nothing here comes from the hub's code (``deploy/hub/lti_*.py``): the platform signs, verifies and
+publishes keys with PyJWT directly, so that a mistake in the tool's JWT or JWK code is one the
+platform does not share.
 """
 from __future__ import annotations
 
+import base64
 import html
 import json
 import secrets
@@ -36,6 +47,7 @@ from jwt.algorithms import RSAAlgorithm
 
 LTI = "https://purl.imsglobal.org/spec/lti/claim"
 AGS = "https://purl.imsglobal.org/spec/lti-ags"
+NRPS = "https://purl.imsglobal.org/spec/lti-nrps"
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
 ROLES = {"Learner": f"{MEMBERSHIP}#Learner", "Instructor": f"{MEMBERSHIP}#Instructor"}
 KID = "platform-key-1"
@@ -60,6 +72,12 @@ class Platform:
         self.foreign_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.people: dict[str, dict] = {}    # email -> {"sub", "name"}
         self.roles: dict[tuple[str, str], str] = {}  # (email, context) -> "Learner" / "Instructor"
+        self.status: dict[tuple[str, str], str] = {}  # (email, context) -> "Inactive": in the course no longer
+        self.page_size = 2                   # members a page of the roster: small, so that paging is exercised
+        self.roster_pages: list[str] = []    # the roster pages asked for, in order
+        self.down: set[str] = set()          # "nrps", "scores": answered 503 Service Unavailable
+        self.refuse_scores: set[str] = set()  # LMS ids whose scores are refused
+        self.assertions: set[str] = set()    # jti of every client assertion accepted (each once)
         self.issued: dict[str, str] = {}     # email -> their last id_token
         self.posted: dict[str, tuple[str, dict]] = {}  # email -> (tool's callback, the form it last posted there)
         self.codes: dict[str, str] = {}      # OIDC code -> email
@@ -110,11 +128,22 @@ class Platform:
             f"{LTI}/context": {"id": context, "label": context.upper(), "title": f"Course {context}"},
             f"{AGS}/claim/endpoint": {"lineitems": f"{self.url}/ags/{context}/lineitems",
                                       "scope": [f"{AGS}/scope/lineitem", f"{AGS}/scope/score"]},
+            f"{NRPS}/claim/namesroleservice": {"context_memberships_url": f"{self.url}/nrps/{context}/memberships",
+                                               "service_versions": ["2.0"]},
         }
-        key = self.foreign_key if tamper == "foreign-key" else self.key
-        token = jwt.encode(claims, key, algorithm="RS256", headers={"kid": KID})
+        token = self.sign(claims, self.foreign_key if tamper == "foreign-key" else self.key)
         self.issued[email] = token
         return token
+
+    def sign(self, claims: dict, key=None) -> str:
+        """A JWT of the platform: RS256, its key id (the key, ``foreign_key`` for a forgery, or its own)."""
+        return jwt.encode(claims, key or self.key, algorithm="RS256", headers={"kid": KID})
+
+    def members(self, context: str) -> list[dict]:
+        """The course's memberships as NRPS 2.0 gives them."""
+        return [{"user_id": self.people[email]["sub"], "email": email, "name": self.people[email]["name"],
+                 "roles": [ROLES[role]], "status": self.status.get((email, ctx), "Active")}
+                for (email, ctx), role in self.roles.items() if ctx == context]
 
     def grant(self, form: dict) -> dict | None:
         """Client credentials for the tool: its assertion must verify with its registered key."""
@@ -125,8 +154,11 @@ class Platform:
         except (jwt.PyJWTError, TypeError, ValueError) as error:
             self.refusals.append(f"token: {error}")
             return None
-        if claims.get("sub") != self.client_id or form.get("grant_type") != "client_credentials":
+        if claims.get("sub") != self.client_id or form.get("grant_type") != "client_credentials" \
+                or not claims.get("jti") or claims["jti"] in self.assertions:
+            self.refusals.append("token: not a client-credentials grant, or an assertion used before")
             return None
+        self.assertions.add(claims["jti"])
         token = secrets.token_urlsafe(24)
         self.access[token] = {"scopes": form.get("scope", "").split()}
         return {"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": form.get("scope", "")}
@@ -189,6 +221,8 @@ def _handler_for(platform: Platform):
                 return self._send(200, {"sub": person["sub"], "email": who["email"], "name": person["name"]})
             if path.startswith("/ags/") and path.endswith("/lineitems"):
                 return self._lineitems(path.split("/")[2], None)
+            if path.startswith("/nrps/") and path.endswith("/memberships"):
+                return self._memberships(path.split("/")[2], int(query.get("page", "1")))
             return self._send(404, "not found")
 
         def do_POST(self):
@@ -241,6 +275,22 @@ def _handler_for(platform: Platform):
             platform.posted[query["login_hint"]] = (query["redirect_uri"], {"id_token": token, "state": query["state"]})
             return self._send(200, _auto_submit(*platform.posted[query["login_hint"]]))
 
+        # ---- LTI Names and Role Provisioning Services ----
+        def _memberships(self, context: str, page: int):
+            who = self._bearer()
+            if not who or f"{NRPS}/scope/contextmembership.readonly" not in who.get("scopes", []):
+                return self._send(401, {"error": "the contextmembership.readonly scope is needed"})
+            if "nrps" in platform.down:
+                return self._send(503, "Service Unavailable", "text/plain")
+            if self.headers.get("Accept") != "application/vnd.ims.lti-nrps.v2.membershipcontainer+json":
+                return self._send(406, {"error": "a roster is application/vnd.ims.lti-nrps.v2.membershipcontainer+json"})
+            platform.roster_pages.append(f"{context} page {page}")
+            members, size = platform.members(context), platform.page_size
+            url = f"{platform.url}/nrps/{context}/memberships"
+            headers = {"Link": f'<{url}?page={page + 1}>; rel="next"'} if page * size < len(members) else {}
+            return self._send(200, {"id": url, "context": {"id": context, "title": f"Course {context}"},
+                                    "members": members[(page - 1) * size:page * size]}, headers=headers)
+
         # ---- LTI Assignment and Grade Services ----
         def _lineitems(self, context: str, new: dict | None):
             who = self._bearer()
@@ -259,6 +309,12 @@ def _handler_for(platform: Platform):
                 return self._send(401, {"error": "the score scope is needed"})
             if self.headers.get("Content-Type") != "application/vnd.ims.lis.v1.score+json":
                 return self._send(415, {"error": "a score is application/vnd.ims.lis.v1.score+json"})
+            if "scores" in platform.down:
+                return self._send(503, "Service Unavailable", "text/plain")
+            context = lineitem.split("/ags/")[1].split("/")[0]
+            learners = {m["user_id"] for m in platform.members(context) if m["status"] == "Active"}
+            if score.get("userId") in platform.refuse_scores or score.get("userId") not in learners:
+                return self._send(422, {"error": f"user {score.get('userId')} is not a student of this course"})
             platform.scores.setdefault(lineitem, []).append(score)
             return self._send(204, "")
 
@@ -281,8 +337,6 @@ def _handler_for(platform: Platform):
             return self._send(302, "", headers={"Location": target})
 
         def _oidc_token(self, form: dict):
-            import base64
-
             auth = self.headers.get("Authorization", "")
             client = (base64.b64decode(auth[6:]).decode().split(":", 1) if auth.startswith("Basic ")
                       else [form.get("client_id"), form.get("client_secret")])
@@ -291,9 +345,9 @@ def _handler_for(platform: Platform):
                 return self._send(400, {"error": "invalid_grant"})
             token = secrets.token_urlsafe(24)
             platform.access[token] = {"email": email}
-            id_token = jwt.encode({"iss": platform.url, "aud": platform.oidc_client[0], "sub": platform.people[email]["sub"],
-                                   "email": email, "iat": int(time.time()), "exp": int(time.time()) + 600},
-                                  platform.key, algorithm="RS256", headers={"kid": KID})
+            id_token = platform.sign({"iss": platform.url, "aud": platform.oidc_client[0], "email": email,
+                                      "sub": platform.people[email]["sub"], "iat": int(time.time()),
+                                      "exp": int(time.time()) + 600})
             return self._send(200, {"access_token": token, "token_type": "Bearer", "id_token": id_token, "expires_in": 600})
 
     return Handler

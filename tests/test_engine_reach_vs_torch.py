@@ -314,3 +314,14 @@ def test_gradcheck_warns_about_each_float32_input_of_any_size_like_torch():
         return m.tensor(m.autograd.gradcheck(lambda s, t: (s.sum() * t).sin(), (a, b), eps=1e-2, atol=1e-1))
 
     same(program)
+
+
+# --- gradcheck and gradgradcheck take their inputs as a list too (PyTorch turns a list into a tuple) ----
+def test_gradcheck_takes_a_list_of_inputs_like_torch():
+    def program(m):
+        a = m.tensor([0.5, 1.0], dtype=m.float64, requires_grad=True)
+        b = m.tensor([2.0, -1.0], dtype=m.float64, requires_grad=True)
+        return m.tensor([m.autograd.gradcheck(lambda s, t: s * t.sin(), [a, b]),
+                         m.autograd.gradgradcheck(lambda s, t: s * t.sin(), [a, b])])
+
+    same(program)

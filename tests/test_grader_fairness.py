@@ -1,12 +1,14 @@
 """Every correct answer earns its points, and each wrong one loses exactly its task's: graded by ``kitgrade autograde``.
 
-One course made by ``kitgrade init`` with the kit's two problem sets, one ``autograde`` run per problem
+One course made by ``kitgrade init`` with the kit's three problem sets, one ``autograde`` run per problem
 set. Each task has several right answers (other styles: 0-d, ``arange``, list-built, in-place,
 out-of-place, another formula, a helper in the same cell) and several wrong ones (wrong values, or
 right values by a way the task rules out). Student ``k`` answers every task with its ``k``-th answer
 (the instructor's where a task has fewer), so a handful of students covers them all; each test
 checks one task's test cells for every student: full points for a right answer, exactly the cells
-the answer should fail for a wrong one, and every other task's cells untouched.
+the answer should fail for a wrong one, and every other task's cells untouched. Where one task's code
+calls another's (ps2's ``backward`` calls ``topological_order``), a wrong answer to the one is given
+to a student whose answer to the other is right, so it shows that it costs its own task's points only.
 
 The feedback tests read the pages ``kitgrade feedback`` makes for the same class: a written answer
 waiting for its grader shows as pending, and a hidden-test cell whose visible check failed shows
@@ -25,8 +27,8 @@ import pytest
 from conftest import ROOT
 from grader.cli import main as kitgrade
 
-PS1, PS2 = "ps1_autograd_basics", "ps2_build_your_own"
-NOTEBOOKS = {PS1: "autograd_basics", PS2: "build_your_own"}
+PS1, PS2, PS3 = "ps1_autograd_basics", "ps2_build_your_own", "ps3_extending_autograd"
+NOTEBOOKS = {PS1: "autograd_basics", PS2: "build_your_own", PS3: "extending_autograd"}
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 RIGHT = frozenset()
 
@@ -60,6 +62,48 @@ def second_derivative(f, x0):  # finite differences of autograd's first derivati
         f(x).backward()
         return x.grad.item()
     return (first(x0 + 1e-4) - first(x0 - 1e-4)) / 2e-4''', {"test_second_derivative"}),
+    ]),
+    "backward_again": (("test_backward_again",), [
+        ('''\
+def backward_again(f, x):  # a flag, and a copy of the gradient
+    y = f(x)
+    y.backward()
+    raised = False
+    try:
+        y.backward()
+    except RuntimeError:
+        raised = True
+    return raised, x.grad.clone()''', RIGHT),
+        ('''\
+def _second_call_raises(y):
+    try:
+        torch.autograd.backward(y)
+    except RuntimeError:
+        return True
+    return False
+
+
+def backward_again(f, x):  # a helper in the same cell, torch.autograd.backward
+    y = f(x)
+    y.backward()
+    return (_second_call_raises(y), x.grad)''', RIGHT),
+        ('''\
+def backward_again(f, x):  # y built again for the second call: it never raises
+    f(x).backward()
+    try:
+        f(x).backward()
+    except RuntimeError:
+        return True, x.grad
+    return False, x.grad''', {"test_backward_again"}),
+        ('''\
+def backward_again(f, x):  # the graph kept: the second call never raises
+    y = f(x)
+    y.backward(retain_graph=True)
+    try:
+        y.backward()
+    except RuntimeError:
+        return True, x.grad
+    return False, x.grad''', {"test_backward_again"}),
     ]),
     "backward_twice": (("test_backward_twice",), [
         ('''\
@@ -228,6 +272,34 @@ PS2_TASKS = {
          RIGHT),
         ("def mul_backward(a, b, grad):\n    return np.multiply(b, grad), np.multiply(grad, a)", RIGHT),
         ("def mul_backward(a, b, grad):\n    return grad * a, grad * b", {"test_mul_backward"}),
+        ("def mul_backward(a, b, grad):  # a list, not a tuple\n    return [grad * b, grad * a]", RIGHT),
+    ]),
+    "div_backward": (("test_div_backward",), [
+        ("def div_backward(a, b, grad):  # another formula\n    return grad * b ** -1, -grad * a / b ** 2", RIGHT),
+        ("def div_backward(a, b, grad):  # 0-d arrays for 0-d inputs\n"
+         "    return np.asarray(np.divide(grad, b)), np.asarray(np.negative(grad) * a / np.square(b))", RIGHT),
+        ("def div_backward(a, b, grad):  # the sign of b's gradient lost\n    return grad / b, grad * a / (b * b)",
+         {"test_div_backward"}),
+    ]),
+    "pow_backward": (("test_pow_backward_base", "test_pow_backward_exponent"), [
+        ("def pow_backward(a, p, grad):  # a ** p reused, exp(p log a)\n"
+         "    out = np.exp(p * np.log(a))\n    return grad * p * out / a, grad * out * np.log(a)", RIGHT),
+        ("def pow_backward(a, p, grad):  # in place on its own arrays\n    da = p * a ** (p - 1)\n    da *= grad\n"
+         "    dp = np.log(a) * a ** p\n    dp *= grad\n    return da, dp", RIGHT),
+        ("def pow_backward(a, p, grad):  # the base's gradient without p\n"
+         "    return grad * a ** (p - 1), grad * a ** p * np.log(a)", {"test_pow_backward_base"}),
+        ("def pow_backward(a, p, grad):  # the exponent's gradient without log(a)\n"
+         "    return grad * p * a ** (p - 1), grad * a ** p", {"test_pow_backward_exponent"}),
+    ]),
+    "matmul_backward": (("test_matmul_backward_A", "test_matmul_backward_B"), [
+        ("def matmul_backward(A, B, grad):  # np.matmul and transposes as functions\n"
+         "    return np.matmul(grad, np.transpose(B)), np.matmul(np.transpose(A), grad)", RIGHT),
+        ("def matmul_backward(A, B, grad):  # einsum\n"
+         "    return np.einsum('nm,km->nk', grad, B), np.einsum('nk,nm->km', A, grad)", RIGHT),
+        ("def matmul_backward(A, B, grad):  # A's gradient from sums: the right shape, not the right values\n"
+         "    return np.outer(grad.sum(1), B.sum(1)), A.T @ grad", {"test_matmul_backward_A"}),
+        ("def matmul_backward(A, B, grad):  # B's gradient without grad\n"
+         "    return grad @ B.T, A.T @ np.ones_like(grad)", {"test_matmul_backward_B"}),
     ]),
     "exp_backward": (("test_exp_backward",), [
         ("def exp_backward(a, grad):  # a 0-d array for a 0-d input\n    return np.array(grad * np.exp(a))", RIGHT),
@@ -281,6 +353,105 @@ class Sigmoid(Function):  # saves its input: the values are right, the way is no
         out = 0.5 * (1.0 + math.tanh(0.5 * x))
         return grad * out * (1.0 - out)''', {"test_sigmoid_saves_output"}),
     ]),
+    "topological_order": (("test_topological_order", "test_topological_order_deep"), [
+        # The wrong orders go to students 0 and 5, whose backward (C.2, C.3) is right: backward's tests give it
+        # an order of their own, so a wrong order costs C.1's points only. Students 3 and 4 (a wrong backward)
+        # take the instructor's order.
+        ('''\
+def topological_order(root):  # recursive: right on shallow graphs, too deep for Python on a long chain
+    order, seen = [], set()
+
+    def visit(node):
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        for parent in node.parents:
+            visit(parent)
+        order.append(node)
+    visit(root)
+    return order''', {"test_topological_order_deep"}),
+        ('''\
+def topological_order(root):  # Kahn's algorithm: count the users, then take nodes whose users are all placed
+    nodes, users = [root], {id(root): 0}
+    for node in nodes:
+        for parent in node.parents:
+            if id(parent) not in users:
+                users[id(parent)] = 0
+                nodes.append(parent)
+            users[id(parent)] += 1
+    order, ready = [], [root]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for parent in node.parents:
+            users[id(parent)] -= 1
+            if users[id(parent)] == 0:
+                ready.append(parent)
+    return order[::-1]''', RIGHT),
+        ('''\
+def topological_order(root):  # depth first with an iterator per node on the stack
+    order, seen = [], {id(root)}
+    stack = [(root, iter(root.parents))]
+    while stack:
+        node, parents = stack[-1]
+        for parent in parents:
+            if id(parent) not in seen:
+                seen.add(id(parent))
+                stack.append((parent, iter(parent.parents)))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    return order''', RIGHT),
+        (None, RIGHT),
+        (None, RIGHT),
+        ('''\
+def topological_order(root):  # breadth first from the root, reversed: a shared parent can come too late
+    order, seen = [root], {id(root)}
+    for node in order:
+        for parent in node.parents:
+            if id(parent) not in seen:
+                seen.add(id(parent))
+                order.append(parent)
+    return order[::-1]''', {"test_topological_order", "test_topological_order_deep"}),
+    ]),
+    "numerical_gradient": (("test_numerical_gradient", "test_numerical_gradient_matrix"), [
+        ('''\
+def numerical_gradient(f, x, eps=1e-6):  # one flat copy, a unit step per element
+    x = np.asarray(x, dtype=float)
+    flat = x.reshape(-1).copy()
+    grad = np.empty(flat.size)
+    for i in range(flat.size):
+        step = np.zeros(flat.size)
+        step[i] = eps
+        grad[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * eps)
+    return grad.reshape(x.shape)''', RIGHT),
+        ('''\
+def numerical_gradient(f, x, eps=1e-6):  # changes the caller's x, and puts it back only up to rounding
+    grad = np.zeros_like(x, dtype=float)
+    for i in np.ndindex(x.shape):
+        x[i] += eps
+        plus = f(x)
+        x[i] -= 2 * eps
+        minus = f(x)
+        x[i] += eps
+        grad[i] = (plus - minus) / (2 * eps)
+    return grad''', {"test_numerical_gradient_matrix"}),
+    ]),
+    "gradcheck": (("test_gradcheck",), [
+        ('''\
+def gradcheck(f, grad_f, x, eps=1e-6, atol=1e-5, rtol=1e-3):  # np.shape, and the comparison spelled out
+    x = np.array(x, dtype=float)
+    claimed, numerical = grad_f(x.copy()), numerical_gradient(f, x, eps)
+    if np.shape(claimed) != np.shape(numerical):
+        return False
+    return bool(np.all(np.abs(np.asarray(claimed) - numerical) <= atol + rtol * np.abs(numerical)))''', RIGHT),
+        ('''\
+def gradcheck(f, grad_f, x, eps=1e-6, atol=1e-5, rtol=1e-3):  # no shape check: allclose broadcasts
+    x = np.array(x, dtype=float)
+    return bool(np.allclose(grad_f(x.copy()), numerical_gradient(f, x, eps), rtol=rtol, atol=atol))''',
+         {"test_gradcheck"}),
+    ]),
     "backward": (BACKWARD_CELLS, [
         (BACKWARD_RIGHT, RIGHT),
         (WRONG_AT["first"], set(BACKWARD_CELLS)),
@@ -289,7 +460,284 @@ class Sigmoid(Function):  # saves its input: the values are right, the way is no
         (WRONG_AT["hidden"], {"test_backward_values", "test_backward_shared", "test_backward_frees"}),
     ]),
 }
-TASKS = {PS1: PS1_TASKS, PS2: PS2_TASKS}
+# ---- ps3 ------------------------------------------------------------------------------------------
+PS3_TASKS = {
+    "linear_backward": (("test_linear_backward_weights", "test_linear_backward_bias"), [
+        ('''\
+def _sum_rows(G):
+    return G.sum(0)
+
+
+def linear_backward(X, W, b, G):  # autograd itself, and a helper in the same cell (the task allows any way)
+    X, W, b = (t.clone().requires_grad_() for t in (X, W, b))
+    (X @ W.T + b).backward(G)
+    assert torch.allclose(b.grad, _sum_rows(G))
+    return X.grad, W.grad, b.grad''', RIGHT),
+        ('''\
+def linear_backward(X, W, b, G):  # list-built with loops, as Python floats
+    n, k = X.shape
+    m = W.shape[0]
+    dX = [[sum(float(G[i, j]) * float(W[j, c]) for j in range(m)) for c in range(k)] for i in range(n)]
+    dW = [[sum(float(G[i, j]) * float(X[i, c]) for i in range(n)) for c in range(k)] for j in range(m)]
+    db = [sum(float(G[i, j]) for i in range(n)) for j in range(m)]
+    return [dX, dW, db]  # a list, not a tuple''', RIGHT),
+        ('''\
+def linear_backward(X, W, b, G):  # NumPy arrays, filled in place into zeros of each input's shape
+    dX, dW, db = np.zeros(tuple(X.shape)), np.zeros(tuple(W.shape)), np.zeros(tuple(b.shape))
+    dX += G.numpy() @ W.numpy()
+    dW += G.numpy().T @ X.numpy()
+    db += G.numpy().sum(axis=0)
+    return dX, dW, db''', RIGHT),
+        ('''\
+def linear_backward(X, W, b, G):  # dW transposed: X.T @ G has shape (k, m)
+    return G @ W, X.T @ G, G.sum(0)''', {"test_linear_backward_weights"}),
+        ('''\
+def linear_backward(X, W, b, G):  # the bias averaged over the batch, not summed
+    return G @ W, G.T @ X, G.mean(0)''', {"test_linear_backward_bias"}),
+    ]),
+    "matvec_backward": (("test_matvec_backward",), [
+        ('''\
+def matvec_backward(W, v, g):  # an outer product by unsqueeze, and g @ W
+    return g.unsqueeze(1) * v.unsqueeze(0), g @ W''', RIGHT),
+        ('''\
+def matvec_backward(W, v, g):  # (a)'s rule on v as a (k, 1) matrix, back to the shapes, as a list
+    dW = g.reshape(-1, 1) @ v.reshape(1, -1)
+    dv = (W.T @ g.reshape(-1, 1)).reshape(-1)
+    return [dW, dv]''', RIGHT),
+        ('''\
+def matvec_backward(W, v, g):  # through linear_backward from (a): y = v W^T as a row
+    dv, dW, _ = linear_backward(v[None, :], W, torch.zeros(W.shape[0], dtype=W.dtype), g[None, :])
+    return dW, dv[0]''', RIGHT),
+        ('''\
+def matvec_backward(W, v, g):  # dW transposed
+    return v[:, None] * g, W.T @ g''', {"test_matvec_backward"}),
+        ('''\
+def matvec_backward(W, v, g):  # dv without g
+    return g[:, None] * v, W.sum(0)''', {"test_matvec_backward"}),
+    ]),
+    "hypot": (("test_hypot",), [
+        ('''\
+class Hypot(torch.autograd.Function):  # saves the inputs only, computes h again in backward
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return (x ** 2 + y ** 2) ** 0.5
+
+    @staticmethod
+    def backward(ctx, G):
+        x, y = ctx.saved_tensors
+        h = torch.sqrt(x * x + y * y)
+        return G * x / h, G * y / h''', RIGHT),
+        ('''\
+class Hypot(torch.autograd.Function):  # forward in NumPy, the ratios kept on ctx
+    @staticmethod
+    def forward(ctx, x, y):
+        h = torch.from_numpy(np.hypot(x.detach().numpy(), y.detach().numpy()))
+        ctx.ratios = (x / h, y / h)
+        return h
+
+    @staticmethod
+    def backward(ctx, G):
+        rx, ry = ctx.ratios
+        return G * rx, G * ry''', RIGHT),
+        ('''\
+class HypotFunction(torch.autograd.Function):  # another name, then Hypot = it
+    @staticmethod
+    def forward(ctx, x, y):
+        h = torch.sqrt(x * x + y * y)
+        ctx.save_for_backward(x, y, h)
+        return h
+
+    @staticmethod
+    def backward(ctx, G):
+        x, y, h = ctx.saved_tensors
+        gx = gy = None
+        if ctx.needs_input_grad[0]:
+            gx = G * x / h
+        if ctx.needs_input_grad[1]:
+            gy = G * y / h
+        return gx, gy
+
+
+Hypot = HypotFunction''', RIGHT),
+        ('''\
+class Hypot(torch.autograd.Function):  # detached copies kept as ctx attributes, not saved tensors
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.x, ctx.y = x.detach(), y.detach()
+        ctx.h = (ctx.x ** 2 + ctx.y ** 2).sqrt()
+        return ctx.h.clone()
+
+    @staticmethod
+    def backward(ctx, G):
+        return G * ctx.x / ctx.h, G * ctx.y / ctx.h''', RIGHT),
+        ('''\
+class Hypot:  # no Function: the right values, recorded as torch.sqrt's node
+    @staticmethod
+    def apply(x, y):
+        return torch.sqrt(x * x + y * y)''', {"test_hypot"}),
+        ('''\
+class Hypot(torch.autograd.Function):  # the incoming gradient G forgotten
+    @staticmethod
+    def forward(ctx, x, y):
+        h = torch.sqrt(x * x + y * y)
+        ctx.save_for_backward(x, y, h)
+        return h
+
+    @staticmethod
+    def backward(ctx, G):
+        x, y, h = ctx.saved_tensors
+        return x / h, y / h''', {"test_hypot"}),
+    ]),
+    "backward_is_right": (("test_backward_is_right",), [
+        ('''\
+def backward_is_right(function, inputs):  # gradcheck raises; the error means False
+    try:
+        return bool(torch.autograd.gradcheck(function.apply, inputs))
+    except RuntimeError:
+        return False''', RIGHT),
+        ('''\
+def backward_is_right(function, inputs):  # a list of inputs, gradcheck's tolerances spelled out
+    return torch.autograd.gradcheck(lambda *xs: function.apply(*xs), list(inputs), eps=1e-6, atol=1e-5,
+                                    raise_exception=False)''', RIGHT),
+        ('''\
+def backward_is_right(function, inputs):  # says True whatever the backward
+    return True''', {"test_backward_is_right"}),
+        ('''\
+def backward_is_right(function, inputs):  # lets gradcheck raise on a wrong backward
+    return torch.autograd.gradcheck(function.apply, inputs)''', {"test_backward_is_right"}),
+        ('''\
+def backward_is_right(function, inputs):  # one backward with G = ones: misses a backward that drops G
+    (x,) = inputs
+    x = x.detach().requires_grad_()
+    function.apply(x).backward(torch.ones_like(x))
+    eps = 1e-6
+    with torch.no_grad():
+        numeric = (function.apply(x + eps) - function.apply(x - eps)) / (2 * eps)
+    return bool(torch.allclose(x.grad, numeric, atol=1e-5))''', {"test_backward_is_right"}),
+    ]),
+    "clipped_backward": (("test_clipped_backward",), [
+        ('''\
+def _clip(limit):
+    def hook(grad):
+        return torch.clamp(grad, min=-limit, max=limit)
+    return hook
+
+
+def clipped_backward(x, w, limit):  # a named hook from a helper, torch.autograd.grad for x's gradient
+    h = x * x
+    h.register_hook(_clip(limit))
+    (grad,) = torch.autograd.grad((h * w).sum(), x)
+    return grad''', RIGHT),
+        ('''\
+def clipped_backward(x, w, limit):  # worked out by hand (the task allows it)
+    return 2 * x.detach() * w.clamp(-limit, limit)''', RIGHT),
+        ('''\
+def clipped_backward(x, w, limit):  # clips x's gradient, not the one reaching h
+    x.register_hook(lambda g: g.clamp(-limit, limit))
+    h = x * x
+    (h * w).sum().backward()
+    return x.grad''', {"test_clipped_backward"}),
+        ('''\
+def clipped_backward(x, w, limit):  # the hook returns nothing: the gradient passes unclipped
+    h = x * x
+    h.register_hook(lambda g: print(g.clamp(-limit, limit)))
+    (h * w).sum().backward()
+    return x.grad''', {"test_clipped_backward"}),
+    ]),
+    "layer_output_shapes": (("test_layer_output_shapes",), [
+        ('''\
+def layer_output_shapes(model, x):  # lists of ints built by hand, hooks removed after the call
+    seen, handles = [], []
+    for name, child in model.named_children():
+        handles.append(child.register_forward_hook(
+            lambda module, inputs, output, name=name: seen.append([name, [int(n) for n in output.shape]])))
+    model(x)
+    for handle in handles:
+        handle.remove()
+    return seen''', RIGHT),
+        ('''\
+class _Recorder:
+    def __init__(self, name, seen):
+        self.name, self.seen = name, seen
+
+    def __call__(self, module, inputs, output):
+        self.seen.append((self.name, tuple(output.shape)))
+
+
+def layer_output_shapes(model, x):  # children() numbered by hand, a helper class as the hook
+    seen = []
+    handles = [child.register_forward_hook(_Recorder(str(i), seen)) for i, child in enumerate(model.children())]
+    try:
+        model(x)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return seen''', RIGHT),
+        ('''\
+def layer_output_shapes(model, x):  # the hooks left on the layers
+    seen = []
+    for name, child in model.named_children():
+        child.register_forward_hook(lambda module, inputs, output, name=name: seen.append((name, tuple(output.shape))))
+    model(x)
+    return seen''', {"test_layer_output_shapes"}),
+        ('''\
+def layer_output_shapes(model, x):  # the inputs' shapes, not the outputs'
+    seen = []
+    handles = [child.register_forward_hook(
+        lambda module, inputs, output, name=name: seen.append((name, tuple(inputs[0].shape))))
+        for name, child in model.named_children()]
+    model(x)
+    for handle in handles:
+        handle.remove()
+    return seen''', {"test_layer_output_shapes"}),
+    ]),
+    "evaluate": (("test_evaluate",), [
+        ('''\
+def evaluate(model, x):  # inference_mode, the mode put back with an if
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode():
+        y = model(x)
+    if was_training:
+        model.train()
+    return y''', RIGHT),
+        ('''\
+@torch.no_grad()
+def evaluate(model, x):  # no_grad as a decorator, train(False) for eval()
+    mode = model.training
+    model.train(False)
+    y = model(x)
+    model.train(mode)
+    return y''', RIGHT),
+        ('''\
+import copy
+
+
+def evaluate(model, x):  # a copy in evaluation mode (the model itself never changes mode), set_grad_enabled
+    with torch.set_grad_enabled(False):
+        return copy.deepcopy(model).eval()(x)''', RIGHT),
+        ('''\
+def evaluate(model, x):  # recorded, then detached: requires_grad=False, but the graph was built
+    was = model.training
+    model.eval()
+    y = model(x).detach()
+    model.train(was)
+    return y''', {"test_evaluate"}),
+        ('''\
+def evaluate(model, x):  # always back to training mode
+    model.eval()
+    with torch.no_grad():
+        y = model(x)
+    model.train()
+    return y''', {"test_evaluate"}),
+        ('''\
+def evaluate(model, x):  # no_grad without eval(): the layers still train
+    with torch.no_grad():
+        return model(x)''', {"test_evaluate"}),
+    ]),
+}
+TASKS = {PS1: PS1_TASKS, PS2: PS2_TASKS, PS3: PS3_TASKS}
 STUDENTS = {assignment: [f"s{k}" for k in range(max(len(answers) for _, answers in tasks.values()))]
             for assignment, tasks in TASKS.items()}
 
@@ -389,6 +837,11 @@ def test_a_method_the_task_rules_out_is_named_in_the_message(course):
            "a 0-d tensor, a 0-d tensor]" in _failed_message(course, PS1, "s2", "test_weighted_backward")
     assert "the points x: expected points from -pi (-3.1416) to pi (3.1416), both included, got points from -3.1416 " \
            "to 3.1384" in _failed_message(course, PS1, "s1", "test_sin_points")
+    assert "the grad_fn of Hypot.apply(x, y): expected the node of a Function of your own (HypotBackward), got " \
+           "SqrtBackward0" in _failed_message(course, PS3, "s4", "test_hypot")
+    assert "the first layer's output during the call: expected not recorded (requires_grad=False while the layers " \
+           "ran), got recorded (detach() afterwards still records the graph first)" \
+           in _failed_message(course, PS3, "s3", "test_evaluate")
 
 
 @pytest.mark.parametrize("where,grade_id,message", [
@@ -409,11 +862,28 @@ def test_a_right_backward_passes_every_node_check(course, cell_scores):
         assert cell_scores[PS2]["s0"][cell] == (1, 1), _failed_message(course, PS2, "s0", cell)
 
 
+def test_a_wrong_topological_order_costs_only_its_own_points(course, cell_scores):
+    # a recursive order (student 0) and a breadth-first one (student 5), each with a right backward
+    cells, orders = PS2_TASKS["topological_order"]
+    for k, kind in ((0, "recursive"), (5, "breadth first")):
+        assert kind in orders[k][0] and _answer(PS2, "backward", k)[1] == RIGHT
+        scores = cell_scores[PS2][STUDENTS[PS2][k]]
+        lost = {cell for cell in (*cells, *BACKWARD_CELLS) if scores[cell][0] != scores[cell][1]}
+        assert lost == orders[k][1], {cell: _failed_message(course, PS2, STUDENTS[PS2][k], cell) for cell in lost}
+
+
 def test_a_hidden_graph_shows_the_student_the_count_only(course):
     # right on the visible graph of test_backward_values, wrong on hidden ones where a node uses a parent twice
+    from grader.student_language import hidden_count_pattern
+
     k = [code for code, _ in PS2_TASKS["backward"][1]].index(WRONG_AT["hidden"])
     text = _failed_message(course, PS2, STUDENTS[PS2][k], "test_backward_values")
-    assert text.endswith("hidden checks passed"), text
+    assert hidden_count_pattern().fullmatch(text), text
+    # nothing the student reads names a node, a value or an input of a hidden graph
+    nb = nbformat.read(course / "autograded" / STUDENTS[PS2][k] / PS2 / f"{NOTEBOOKS[PS2]}.ipynb", as_version=4)
+    shown = json.dumps([cell.get("outputs", []) for cell in nb.cells])
+    hidden_inputs = ("0.5, -1.2", "1.5, 0.3", "0.7, -0.4", "-1.1, 2.5", "0.3, -0.8", "tanh(s)", "a hidden graph")
+    assert "the gradient reaching" not in shown and not [text for text in hidden_inputs if text in shown]
     # on the hidden graphs of test_backward_values, the instructor's report names the node and no value
     reasons = json.loads((course / "reports" / f"{PS2}.json").read_text())[STUDENTS[PS2][k]]["reasons"]
     named = [r for r in reasons if "'test_backward_values'" in r and "the gradient reaching" in r]

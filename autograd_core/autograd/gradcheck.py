@@ -52,7 +52,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
     Use float64 inputs: in float32 the differences are too noisy to be a fair check.
     """
-    inputs = inputs if isinstance(inputs, tuple) else (inputs,)
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)  # a list too, as PyTorch's
     for i, x in enumerate(inputs):  # (not inputs.index(x): that compares tensors with ==)
         if isinstance(x, Tensor) and x.requires_grad and x._data.dtype != np.float64:
             warnings.warn(
@@ -91,7 +91,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     from ..random import randn_like
     from .api import grad
 
-    inputs = inputs if isinstance(inputs, tuple) else (inputs,)
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)  # a list too, as PyTorch's
     outputs = func(*inputs)
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
     if grad_outputs is None:

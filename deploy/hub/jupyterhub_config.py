@@ -91,7 +91,7 @@ for course in spec.courses:
     })
 # ---- who logs in: the demo's system passwords (PAM), or the university's LTI 1.3 or OpenID Connect
 # (class.json's "logins"); either way only the class's people, in the course groups it gives them ----
-logins.configure(c, spec, groups)
+logins.configure(c, spec, groups, services)
 c.JupyterHub.services = services
 roles.append({
     # A server's own token: enough for nbgrader's JupyterHubAuthPlugin to read the owner's groups

@@ -27,13 +27,15 @@ id_token's signature with the platform's JWKS, its issuer, audience, expiry and 
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from ltiauthenticator.lti13.auth import LTI13Authenticator
 from ltiauthenticator.lti13.error import ValidationError
 from ltiauthenticator.lti13.handlers import LTI13CallbackHandler
 from tornado.web import HTTPError
 from traitlets import Dict
 
-import lti_grades
+import lti_tool
 
 CONTEXT_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/context"
 ROLES_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/roles"
@@ -54,7 +56,7 @@ class Roster:
 
     def __init__(self, spec):
         self.spec = spec
-        self.people = {identity.lower(): account for identity, account in spec.logins.get("people", {}).items()}
+        self.people = lti_tool.people_of(spec)
 
     def account(self, identity: str | None) -> str:
         account = self.people.get((identity or "").lower())
@@ -81,8 +83,9 @@ def lms_role(roles: list[str]) -> str | None:
     return None
 
 
-def configure(c, spec, groups: dict) -> str:
-    """The hub's authenticator for ``spec``'s ``logins`` (PAM without one); returns the method."""
+def configure(c, spec, groups: dict, services: list | None = None) -> str:
+    """The hub's authenticator for ``spec``'s ``logins`` (PAM without one); returns the method. With LTI
+    1.3, the grade service (``lti_service.py``, run as root by the hub) is added to ``services``."""
     logins = spec.logins or {}
     method = logins.get("method", "pam")
     if method not in METHODS:
@@ -102,6 +105,8 @@ def configure(c, spec, groups: dict) -> str:
         raise ValueError(f"class.json: logins.{method} lacks {', '.join(missing)}")
     if method == "lti13":
         _configure_lti13(c, spec, settings)
+        if services is not None:
+            services.append(grade_service(spec))
     else:
         _configure_oidc(c, spec, settings)
     return method
@@ -149,7 +154,7 @@ class KitLTI13Authenticator(LTI13Authenticator):
         if said != listed:
             raise refused(f"The LMS launched you ({identity}) into {course_id} as {said or 'neither student nor instructor'}, "
                           f"but the class lists you as {listed}; ask the hub's administrator to make them agree.")
-        lti_grades.record_launch(self.spec, course_id, account, claims)
+        lti_tool.record_launch(self.spec, course_id, account, claims)
         return {"name": account, "groups": roster.groups(account)}
 
 
@@ -165,6 +170,14 @@ def _configure_lti13(c, spec, settings: dict) -> None:
     lti.username_key = settings.get("identity_claim", "email")
     lti.tool_name = settings.get("tool_name", "Autograd kit")
     lti.tool_description = "The course's notebooks and assignments on JupyterHub"
+
+
+def grade_service(spec) -> dict:
+    """The hub's grade service: root's (no ``user``), so that the tool's key stays root's alone while
+    each course's grader sends its course's grades (lti_service.py says why)."""
+    return {"name": "lti-grades", "command": [str(spec.python), str(Path(__file__).resolve().parent / "lti_grades.py"),
+                                              "serve", "--state", str(spec.root)],
+            "environment": {"PATH": spec.path()}}  # nbgrader's gradebook runs alembic from it
 
 
 # ---- OpenID Connect --------------------------------------------------------------------------------

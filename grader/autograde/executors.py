@@ -89,11 +89,23 @@ class LocalExecutor:
         return broken
 
     def close(self, stopped: bool = False) -> None:
-        """Stop every worker: at once if the run was ``stopped``; no worker outlives the run."""
-        if self.pool is None:
+        """Stop every worker: at once if the run was ``stopped``, or is stopped while its workers
+        finish (a pool's shutdown cut short by the signal would leave them waiting, and this
+        process waiting on them at exit); no worker outlives the run."""
+        pool, self.pool = self.pool, None
+        if pool is None:
             return
-        if stopped:
-            for process in list((getattr(self.pool, "_processes", None) or {}).values()):
-                process.kill()
-        self.pool.shutdown(wait=True, cancel_futures=True)
-        self.pool = None
+        if not stopped:
+            try:
+                pool.shutdown(wait=True, cancel_futures=True)
+                return
+            except KeyboardInterrupt:
+                _stop_at_once(pool)
+                raise
+        _stop_at_once(pool)
+
+
+def _stop_at_once(pool: ProcessPoolExecutor) -> None:
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.kill()
+    pool.shutdown(wait=True, cancel_futures=True)

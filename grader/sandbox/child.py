@@ -19,6 +19,7 @@ import signal
 import sys
 
 from . import landlock, mounts, seccomp
+from .namespaces import EXTRA_TASKS
 from . import scratch as scratch_files
 from .audit import AuditHook
 from .guard import bound_names, worth_reporting
@@ -31,7 +32,7 @@ def apply_limits(memory_limit_mb: int, file_size_limit_mb: int, processes: int |
     """Lower this process's resource limits (they cannot be raised again)."""
     mib = 1024 * 1024
     limits = [(resource.RLIMIT_AS, memory_limit_mb * mib), (resource.RLIMIT_FSIZE, file_size_limit_mb * mib),
-              (resource.RLIMIT_CORE, 0)]
+              (resource.RLIMIT_CORE, 0), (resource.RLIMIT_NOFILE, OPEN_FILES)]
     if processes is not None:  # counted per user of the sandbox's own user namespace: no fork bomb
         limits.append((resource.RLIMIT_NPROC, processes))
     for limit, value in limits:
@@ -41,8 +42,9 @@ def apply_limits(memory_limit_mb: int, file_size_limit_mb: int, processes: int |
         resource.setrlimit(limit, (value, value))
 
 
-#: Threads and processes a notebook may add to those of its sandbox (OpenBLAS starts a few).
-EXTRA_TASKS = 32
+#: Open files, pipes and sockets: each socket or pipe holds kernel buffers outside ``RLIMIT_AS`` (a
+#: root shell's 20,000 would hold gigabytes); a notebook needs a few dozen.
+OPEN_FILES = 1024
 
 
 def _tasks_in_sandbox() -> int:

@@ -8,10 +8,10 @@ bound inside it), then drops every capability before student code runs.
 Without bubblewrap (``map_tmp``; ``kitgrade check``, ``--unsafe-no-sandbox``): students write
 scratch files where they would on their own machine (``fig.savefig('/tmp/a.png')``); in a mount
 namespace of its own, the process sees its scratch folder at ``/tmp``, and nobody else sees its
-files. Needs root or unprivileged user namespaces; without them ``/tmp`` stays outside the
-writable folders and a write there is refused with a clear message. The same holds when Python or
-the kit is installed under ``/tmp`` (a clone tried out there): hiding ``/tmp`` would hide the
-packages the process still has to import.
+files. When Python or the kit is installed under ``/tmp`` (a clone tried out there), the entries
+of ``/tmp`` that hold what it imports are bound into the scratch folder read-only first, so they
+are still found there. Needs root or unprivileged user namespaces; without them ``/tmp`` stays
+outside the writable folders and a write there is refused with a clear message.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def installed_under_tmp() -> str | None:
 
 def map_tmp(scratch: str) -> bool:
     """Make ``/tmp`` show ``scratch`` for this process only; True if it worked."""
-    if _LIBC is None or not os.path.isdir("/tmp") or installed_under_tmp():
+    if _LIBC is None or not os.path.isdir("/tmp"):
         return False
     uid, gid = os.getuid(), os.getgid()
     if _LIBC.unshare(_CLONE_NEWNS) != 0:
@@ -65,7 +65,38 @@ def map_tmp(scratch: str) -> bool:
             return False
     if not _mount(b"none", b"/", _MS_REC | _MS_PRIVATE):
         return False
+    if installed_under_tmp():
+        try:
+            _bind_read_only(_imported_from_tmp(), scratch)
+        except (SetupFailed, OSError):
+            return False
     return _mount(os.fsencode(scratch), b"/tmp", _MS_BIND | _MS_REC)
+
+
+def _imported_from_tmp() -> list[str]:
+    """The entries of ``/tmp`` that hold something of the allow-list (a kit or Python under ``/tmp``)."""
+    from .bubblewrap import readable_paths
+
+    names = set()
+    for path in readable_paths():
+        real = os.path.realpath(path)
+        if real.startswith("/tmp/"):
+            names.add(real.split("/")[2])
+    return [os.path.join("/tmp", name) for name in sorted(names)]
+
+
+def _bind_read_only(sources: list[str], folder: str) -> None:
+    """Bind each of ``sources`` (entries of ``/tmp``) read-only into ``folder``, under its own name."""
+    for source in sources:
+        target = os.path.join(folder, os.path.basename(source))
+        if os.path.isdir(source):
+            os.mkdir(target, 0o755)
+        else:
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o644))
+        if not _mount(os.fsencode(source), os.fsencode(target), _MS_BIND | _MS_REC):
+            raise SetupFailed(ctypes.get_errno(), f"cannot bind {source} into the notebook's /tmp")
+        if not _mount(None, os.fsencode(target), _MS_BIND | _MS_REMOUNT | _MS_RDONLY):
+            raise SetupFailed(ctypes.get_errno(), f"cannot make {source} read-only in the notebook's /tmp")
 
 
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_MOVE = 1, 2, 4, 8, 32, 8192
@@ -109,16 +140,7 @@ def _tmp_with_the_kit(scratch: str) -> str:
     """A kit under ``/tmp``: bwrap's ``/tmp`` holds only the allow-list's read-only binds. They are
     bound again, read-only, into the new ``scratch`` tmpfs, which then moves to ``/tmp``: the notebook
     writes ``/tmp/plot.png`` into its own quota'd space as anywhere else, and still imports its packages."""
-    for name in os.listdir("/tmp"):
-        source, target = os.path.join("/tmp", name), os.path.join(scratch, name)
-        if os.path.isdir(source):
-            os.mkdir(target, 0o755)
-        else:
-            os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o644))
-        if not _mount(os.fsencode(source), os.fsencode(target), _MS_BIND | _MS_REC):
-            raise SetupFailed(ctypes.get_errno(), f"cannot bind {source} into the notebook's /tmp")
-        if not _mount(None, os.fsencode(target), _MS_BIND | _MS_REMOUNT | _MS_RDONLY):
-            raise SetupFailed(ctypes.get_errno(), f"cannot make {source} read-only in the notebook's /tmp")
+    _bind_read_only([os.path.join("/tmp", name) for name in os.listdir("/tmp")], scratch)
     if not _mount(os.fsencode(scratch), b"/tmp", _MS_MOVE):
         raise SetupFailed(ctypes.get_errno(), "cannot move the notebook's scratch space to /tmp")
     return "/tmp"

@@ -1,10 +1,11 @@
 """How the zygote starts one student's process: inside the sandbox, as PID 1 of a PID namespace of
 its own, through a namespace parent; outside it, as the zygote's own child.
 
-The namespace parent, forked by the zygote per submission, makes the new namespace
-(``unshare(CLONE_NEWPID)``), forks the student's process into it, hands its pid and a pidfd to
-the zygote, waits for it and ends exactly as it ended (the same signal, or the same exit code), so
-the zygote learns the crash from its own child's wait status. The zygote never changes namespace:
+The namespace parent, forked by the zygote per submission, makes the new namespaces
+(``unshare(CLONE_NEWPID | CLONE_NEWIPC)``: its processes and its IPC objects go with it), forks
+the student's process into them, hands its pid and a pidfd to the zygote, counts its threads
+(``_watch_threads``) until it ends and then ends exactly as it ended (the same signal, or the same
+exit code), so the zygote learns the crash from its own child's wait status. The zygote never changes namespace:
 going back with ``setns`` needs a capability over the namespace that bwrap, run by an
 unprivileged account, does not give (its namespaces are owned by a user namespace outside the
 sandbox's own), and the next fork then went into the first submission's dead namespace (ENOMEM).
@@ -17,13 +18,19 @@ import ctypes
 import json
 import os
 import resource
+import select
 import signal
 import socket
 
-from .protocol import SETUP_FAULT
+from .protocol import SETUP_FAULT, TOO_MANY_THREADS
+
+#: Threads a notebook may add to those of its sandbox (OpenBLAS starts one per core).
+EXTRA_TASKS = 32
+#: How often the namespace parent counts the student's threads (seconds).
+THREAD_WATCH = 0.02
 
 _PR_SET_PDEATHSIG = 1
-_CLONE_NEWPID = 0x20000000
+_CLONE_NEWPID, _CLONE_NEWIPC = 0x20000000, 0x08000000
 try:
     _LIBC = ctypes.CDLL(None, use_errno=True)
 except OSError:  # pragma: no cover - not Linux
@@ -91,8 +98,10 @@ def _namespace_parent(report: socket.socket, run, fault_fd: int, keep_from_stude
         if not die_with_parent():
             raise _libc_failed("prctl", "cannot tie the namespace parent to the zygote")
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # ending by SIGSEGV as the student did dumps no core
-        if _LIBC.unshare(_CLONE_NEWPID) != 0:
-            raise _libc_failed("unshare", "cannot give the notebook's process a PID namespace of its own")
+        # and an IPC namespace: SysV semaphores and POSIX message queues left by one notebook were
+        # found by the next one on the same worker (bwrap's IPC namespace is the worker's)
+        if _LIBC.unshare(_CLONE_NEWPID | _CLONE_NEWIPC) != 0:
+            raise _libc_failed("unshare", "cannot give the notebook's process PID and IPC namespaces of its own")
         pid = os.fork()
         if pid == 0:
             report.close()
@@ -101,8 +110,9 @@ def _namespace_parent(report: socket.socket, run, fault_fd: int, keep_from_stude
             os.close(fd)
         pidfd = os.pidfd_open(pid)
         socket.send_fds(report, [json.dumps({"pid": pid}).encode()], [pidfd])
-        os.close(pidfd)
         report.close()
+        _watch_threads(pid, pidfd, (os.cpu_count() or 1) + EXTRA_TASKS)
+        os.close(pidfd)
         _, status = os.waitpid(pid, 0)
     except BaseException as error:
         try:
@@ -112,6 +122,27 @@ def _namespace_parent(report: socket.socket, run, fault_fd: int, keep_from_stude
             pass
         os._exit(SETUP_FAULT)
     _exit_as(status)
+
+
+def _threads(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            return next((int(line.split()[1]) for line in status if line.startswith(b"Threads:")), 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def _watch_threads(pid: int, pidfd: int, limit: int) -> None:
+    """Until the student's process ends, kill it if it holds more than ``limit`` threads, and end
+    with ``TOO_MANY_THREADS``. ``RLIMIT_NPROC`` bounds them when an unprivileged account grades; for
+    root's processes the kernel never applies it, and 30,000 threads would take every pid the machine
+    has (``kernel.pid_max`` is 32,768 by default). Counted every ``THREAD_WATCH`` seconds: a burst
+    between two counts is bounded by how fast threads start (a few hundred)."""
+    while not select.select([pidfd], [], [], THREAD_WATCH)[0]:
+        if _threads(pid) > limit:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os._exit(TOO_MANY_THREADS)
 
 
 def spawn_in_own_namespace(sock, run, fault_fd: int, fds: list[int]) -> tuple[int, int, int]:

@@ -32,6 +32,9 @@ import time
 #: Exit code of a process of the sandbox that could not set itself up, before any student code ran
 #: (the zygote reports why on its own socket; see ``zygote.py``).
 SETUP_FAULT = 70
+#: Exit code of a namespace parent that killed its student's process for holding too many threads
+#: (``namespaces._watch_threads``; a student's own ``os._exit(71)`` only misleads its own report).
+TOO_MANY_THREADS = 71
 
 #: How deeply JSON from a student (a message, an output, a notebook) may nest. nbformat and nbgrader
 #: walk notebooks recursively: a notebook nested a thousand levels deep stops them with a RecursionError.

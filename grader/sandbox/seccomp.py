@@ -1,9 +1,11 @@
-"""The kernel refuses the student's process every new process and every program (seccomp).
+"""The kernel refuses the student's process every new process, every program and memory no limit
+counts (seccomp).
 
 A filter on system calls, installed by the student's process on itself just before student code
 runs (it cannot be removed, and is inherited): ``fork``, ``vfork``, ``clone`` without
 ``CLONE_THREAD``, ``execve`` and ``execveat`` fail with ``EPERM`` (threads still start: NumPy's
-BLAS uses them; ``clone3`` answers ``ENOSYS``, so the C library starts threads with ``clone``).
+BLAS uses them; ``clone3`` answers ``ENOSYS``, so the C library starts threads with ``clone``),
+and so do the calls of ``UNCOUNTED_MEMORY`` (memfds, SysV shared memory and message queues).
 Calls made through another architecture's entry (32-bit ``int 0x80``, x32) all fail. This is
 what stops a fork bomb and ``/bin/sh`` even where the audit hook is bypassed
 (``_posixsubprocess.fork_exec`` has no audit event) and where ``RLIMIT_NPROC`` does not count
@@ -25,14 +27,20 @@ _LD_ABS_W, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
 _CLONE_THREAD = 0x00010000
 #: machine -> (audit architecture, {call: number}); ``fork`` and ``vfork`` exist on x86-64 only
 _SYSCALLS = {
-    "x86_64": (0xC000003E, {"clone": 56, "fork": 57, "vfork": 58, "execve": 59, "execveat": 322, "clone3": 435}),
-    "aarch64": (0xC00000B7, {"clone": 220, "execve": 221, "execveat": 281, "clone3": 435}),
+    "x86_64": (0xC000003E, {"clone": 56, "fork": 57, "vfork": 58, "execve": 59, "execveat": 322, "clone3": 435,
+                            "shmget": 29, "msgget": 68, "memfd_create": 319, "memfd_secret": 447}),
+    "aarch64": (0xC00000B7, {"clone": 220, "execve": 221, "execveat": 281, "clone3": 435,
+                             "shmget": 194, "msgget": 186, "memfd_create": 279, "memfd_secret": 447}),
 }
+#: Memory that no limit counts: a memfd is written without being mapped (outside ``RLIMIT_AS``, the
+#: file-size limit per file only) and SysV shared memory and message queues outlive ``shmdt`` and the
+#: process; 20 memfds held 1.2 GB under a 1 GiB cap. Files go to the quota'd ``/tmp`` instead.
+UNCOUNTED_MEMORY = ("shmget", "msgget", "memfd_create", "memfd_secret")
 
 
 def _filter(arch: int, calls: dict[str, int], x86: bool) -> list[tuple[int, int, int, int]]:
     deny, enosys = _RET_ERRNO | errno.EPERM, _RET_ERRNO | errno.ENOSYS
-    refused = [calls[name] for name in ("fork", "vfork", "execve", "execveat") if name in calls]
+    refused = [calls[name] for name in ("fork", "vfork", "execve", "execveat", *UNCOUNTED_MEMORY) if name in calls]
     program = [(_LD_ABS_W, 0, 0, 4), (_JEQ, 1, 0, arch), (_RET, 0, 0, deny), (_LD_ABS_W, 0, 0, 0)]
     if x86:  # x32 calls share the architecture, with this bit set
         program += [(_JGE, 0, 1, 0x40000000), (_RET, 0, 0, deny)]

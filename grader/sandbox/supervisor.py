@@ -29,7 +29,7 @@ from nbgrader import utils as nbgrader_utils
 from ..checks import StudentCodeError
 from ..student_language import notebook_language, say
 from .policy import SandboxPolicy
-from .protocol import MAX_JSON_DEPTH, Closed, ProtocolError, Reader, TimedOut, nesting_depth, send
+from .protocol import MAX_JSON_DEPTH, TOO_MANY_THREADS, Closed, ProtocolError, Reader, TimedOut, nesting_depth, send
 from .recorder import clip
 from .trusted_tests import TrustedSide, is_trusted_test, output_size
 from .values import ValueRejected, decode
@@ -42,6 +42,9 @@ STARTUP_TIMEOUT = 60.0
 #: Messages carrying values (a probe's answer) may be this large; all of them together, this.
 VALUE_MESSAGE_LIMIT = 16 * 1024 * 1024
 TOTAL_MESSAGE_LIMIT = 64 * 1024 * 1024
+#: Notes of the student's process (denials, skipped shell lines, ...) kept from a notebook's own cells:
+#: 1,900 cells of 20 denials each made an 8 MB report and printed 38,000 lines on the instructor's terminal.
+NOTES_LIMIT = 100
 #: The finding of every notebook graded with ``--unsafe-no-sandbox`` where bubblewrap could not run.
 UNSANDBOXED = ("GRADED WITHOUT THE SANDBOX (--unsafe-no-sandbox): this student's code could read the machine's "
                "files and the grader's environment; do not use these grades for a class")
@@ -194,6 +197,7 @@ def run_notebook(zygote, nb, policy: SandboxPolicy, instructor_sources: dict | N
     report = ExecutionReport()
     limits = policy.limits
     budget = [limits.output_limit_bytes]
+    noted = [0, 0]  # notes of the student's process kept in the report, and left out
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
@@ -244,7 +248,14 @@ def run_notebook(zygote, nb, policy: SandboxPolicy, instructor_sources: dict | N
                 _keep(cell, _error("CellError", "the cell failed"), budget, always=True)
             notes = reply.get("notes")
             if isinstance(notes, list):
-                report.findings.extend(f"{label[0]}: {clip(str(n), 300)}" for n in notes[:20])
+                # a test cell's notes are always kept: a flood in the student's cells must not hide them
+                kept = 20 if kind != "student" else max(0, min(20, NOTES_LIMIT - noted[0]))
+                report.findings.extend(f"{label[0]}: {clip(str(n), 300)}" for n in notes[:kept])
+                noted[0] += len(notes[:kept])
+                noted[1] += max(0, len(notes) - kept)
+        if noted[1]:
+            report.findings.append(f"{noted[1]} more note(s) of the notebook's cells left out (at most {NOTES_LIMIT} "
+                                   "are kept per notebook)")
         if budget[0] <= 0:
             report.findings.append(f"output over the notebook's limit of {limits.output_limit_bytes} bytes was dropped")
     finally:
@@ -344,4 +355,6 @@ def _describe_exit(status: int) -> str:
         if sig == signal.SIGKILL:
             return "was killed (out of time or memory)"
         return f"died of signal {signal.Signals(sig).name}"
+    if os.WEXITSTATUS(status) == TOO_MANY_THREADS:
+        return "was stopped for starting more threads than a notebook may hold at once"
     return f"exited early (status {os.WEXITSTATUS(status)})"

@@ -1,0 +1,294 @@
+"""A determined student against the sandbox, end to end through ``kitgrade autograde`` on one
+shared course (docs/threat-model.md, "Walls around the student's process").
+
+Each notebook answers every task right and adds one cell of a student who first switches off the
+audit hook (a courtesy inside their own process) and calls the C library through ``ctypes``:
+memory that ``RLIMIT_AS`` does not count (memfds, SysV shared memory), IPC objects left for the
+next notebook graded on the same worker, a thread bomb (root's threads are not counted by
+``RLIMIT_NPROC``; 30,000 of them take every pid of a machine with the default ``pid_max``), and
+services listening on the machine's loopback. Two more hand in edited nbgrader metadata: a copied
+test cell (JupyterLab copies its metadata) and a test cell of their own worth 100 points. Last,
+the zero-to-jupyterhub values give the grader's pod what bubblewrap needs, and students' pods
+nothing more.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import os
+import re
+import socket
+from contextlib import redirect_stderr, redirect_stdout
+
+import nbformat
+import pytest
+
+from course_snapshots import ASSIGNMENT, make_course
+from grader.cli import main as kitgrade
+from grader.sandbox.namespaces import EXTRA_TASKS
+from grader.sandbox.supervisor import NOTES_LIMIT
+from grader_fixtures.cases import SOLUTIONS, answered, cell
+
+NOTEBOOK = f"{ASSIGNMENT}.ipynb"
+MEMORY_MB = 768
+AUDIT_OFF = ("import gc, ctypes, os\n"
+             "for hook in [o for o in gc.get_objects() if type(o).__name__ == 'AuditHook']:\n"
+             "    hook.active = False\n"
+             "libc = ctypes.CDLL(None, use_errno=True)\n"
+             "libc.shmat.restype = ctypes.c_void_p\n")
+# SysV shared memory, a message queue and a semaphore, left behind for whoever is graded next
+LEAVE_IPC = AUDIT_OFF + r"""
+segment = libc.shmget(0x4B495400, 1 << 20, 0o1000 | 0o666)
+if segment >= 0:
+    address = libc.shmat(segment, None, 0)
+    ctypes.memmove(address, b"LEFT-IN-SHM", 11)
+    libc.shmdt(ctypes.c_void_p(address))
+queue = libc.msgget(0x4B495401, 0o1000 | 0o666)
+libc.msgsnd(queue, b"\1\0\0\0\0\0\0\0LEFT-IN-MSG", 11, 0)
+semaphore = libc.semget(0x4B495402, 1, 0o1000 | 0o666)
+libc.semctl(semaphore, 0, 16, 4242)  # SETVAL
+print("LEFT", segment, queue, semaphore)
+"""
+FIND_IPC = AUDIT_OFF + r"""
+found = []
+segment = libc.shmget(0x4B495400, 0, 0)
+if segment >= 0:
+    found.append(ctypes.string_at(libc.shmat(segment, None, 0), 11))
+queue = libc.msgget(0x4B495401, 0)
+message = ctypes.create_string_buffer(64)
+if queue >= 0 and libc.msgrcv(queue, message, 50, 0, 0o4000) > 0:
+    found.append(message.raw[8:19])
+semaphore = libc.semget(0x4B495402, 1, 0)
+if semaphore >= 0:
+    found.append(libc.semctl(semaphore, 0, 12))  # GETVAL
+print("FOUND", found)
+"""
+# memory written into memfds is never mapped: RLIMIT_AS does not see it
+HOARD_MEMORY = AUDIT_OFF + f"""
+held = 0
+try:
+    for i in range({MEMORY_MB + 64} // 32):
+        fd = os.memfd_create(f"hoard{{i}}")
+        for _ in range(32):
+            os.write(fd, bytes(1 << 20))
+            held += 1
+except OSError as error:
+    print("REFUSED", error)
+print("HELD-MiB", held)
+"""
+THREAD_BOMB = r"""
+import threading
+threading.stack_size(65536)
+release, started = threading.Event(), 0
+try:
+    for _ in range(2000):
+        threading.Thread(target=release.wait, daemon=True).start()
+        started += 1
+finally:
+    print("THREADS", started)
+    release.set()
+"""
+ONE_PLUS_ONE = "print('SOLVED', 1 + 1)"
+# services on the grading machine's loopback (a hub, a dask scheduler), past the audit hook and
+# Landlock's TCP rule (UDP and Unix sockets are not Landlock's): the network namespace alone stops them
+REACH_OUT = AUDIT_OFF + r"""
+import socket
+for family, kind, address in [(socket.AF_INET, socket.SOCK_STREAM, ("127.0.0.1", {tcp})),
+                              (socket.AF_INET, socket.SOCK_DGRAM, ("127.0.0.1", {udp})),
+                              (socket.AF_UNIX, socket.SOCK_STREAM, {unix!r}),
+                              (socket.AF_INET, socket.SOCK_STREAM, ("1.1.1.1", 80))]:
+    try:
+        with socket.socket(family, kind) as connection:
+            connection.settimeout(3)
+            connection.connect(address)
+            connection.sendall(b"REACHED")
+            print("SENT", address)
+    except OSError as error:
+        print("REFUSED", address, error)
+"""
+
+
+def _student(code):
+    def build(release):
+        nb = answered(release, **SOLUTIONS)
+        nb.cells.insert(1, nbformat.v4.new_code_cell(code))
+        return nb
+    return build
+
+
+def _copies_a_test_cell(release):
+    """JupyterLab's copy and paste keeps a cell's metadata: a second cell with the test's grade id."""
+    nb = answered(release, **SOLUTIONS)
+    test = cell(nb, "test_square")
+    copied = nbformat.v4.new_code_cell("print(square(4))", metadata=copy.deepcopy(test.metadata))
+    nb.cells.insert(nb.cells.index(test) + 1, copied)
+    return nb
+
+
+def _claims_a_bonus(release):
+    """A blank notebook with a test cell of its own making, worth 100 points."""
+    nb = copy.deepcopy(release)
+    bonus = nbformat.v4.new_code_cell("pass")
+    bonus.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "points": 100, "grade_id": "bonus",
+                                  "schema_version": 3}
+    nb.cells.append(bonus)
+    return nb
+
+
+def _floods_notes(source):
+    """150 cells of 25 refused reads of the course's source/ each (every refusal is a note in the
+    instructor's report), then an answer that patches the test's helper while the test runs."""
+    def build(release):
+        nb = answered(release, **{**SOLUTIONS, "derivative": "def derivative(f, x, h=1e-6):\n"
+                                  "    np.testing.assert_allclose = lambda *args, **kwargs: None\n    return 1.0"})
+        flood = f"for i in range(25):\n    try:\n        open({str(source)!r} + f'/x{{i}}')\n    except OSError:\n        pass"
+        nb.cells[1:1] = [nbformat.v4.new_code_cell(flood) for _ in range(150)]
+        return nb
+    return build
+
+
+#: graded in this order on one worker: a_leaves_ipc's process ends before b_finds_ipc's starts
+STUDENTS = {"a_leaves_ipc": _student(LEAVE_IPC), "b_finds_ipc": _student(FIND_IPC),
+            "hoards_memory": _student(HOARD_MEMORY), "thread_bomb": _student(THREAD_BOMB),
+            "honest": _student(ONE_PLUS_ONE), "copies_a_test_cell": _copies_a_test_cell,
+            "claims_a_bonus": _claims_a_bonus}
+
+
+@pytest.fixture(scope="module")
+def listening():
+    """A TCP, a UDP and an abstract Unix socket listening on this machine, as a hub or a scheduler would."""
+    tcp, udp = socket.socket(), socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    tcp.bind(("127.0.0.1", 0))
+    tcp.listen()
+    udp.bind(("127.0.0.1", 0))
+    unix.bind(f"\0kitgrade-redteam-{os.getpid()}")
+    unix.listen()
+    for listener in (tcp, udp, unix):
+        listener.setblocking(False)
+    yield tcp, udp, unix
+    for listener in (tcp, udp, unix):
+        listener.close()
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory, listening):
+    tcp, udp, unix = listening
+    course = make_course(tmp_path_factory.mktemp("redteam") / "course")
+    students = {**STUDENTS, "reaches_out": _student(REACH_OUT.format(
+        tcp=tcp.getsockname()[1], udp=udp.getsockname()[1], unix=unix.getsockname())),
+        "floods_notes": _floods_notes(course / "source")}
+    with open(course / "nbgrader_config.py", "a") as handle:
+        handle.write(f"\nc.KitGrade.workers = 1\nc.KitGrade.cell_timeout = 30\nc.KitGrade.notebook_timeout = 90\n"
+                     f"c.KitGrade.memory_limit_mb = {MEMORY_MB}\nc.KitGrade.scratch_size_limit_mb = 32\n")
+    release = nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    for student, build in students.items():
+        folder = course / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(build(release), folder / NOTEBOOK)
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        status = kitgrade(["autograde", ASSIGNMENT, "--course", str(course), "--quiet"])
+    assert status == 0, err.getvalue()
+    return course, json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())
+
+
+def _printed(course, student) -> str:
+    """What the student's own cell printed (its outputs, not its source)."""
+    nb = nbformat.read(course / "autograded" / student / ASSIGNMENT / NOTEBOOK, as_version=4)
+    return json.dumps(nb.cells[1].get("outputs", []))
+
+
+def test_an_honest_notebook_beside_them_earns_every_point(graded):
+    course, report = graded
+    assert report["honest"]["score"] == 7 and "SOLVED 2" in _printed(course, "honest"), report["honest"]
+
+
+def test_a_copied_test_cell_costs_nothing_and_a_made_up_one_earns_nothing(graded):
+    _, report = graded
+    assert report["copies_a_test_cell"]["score"] == 7, report["copies_a_test_cell"]
+    assert report["claims_a_bonus"]["score"] == 0 and report["claims_a_bonus"]["max_score"] == 7, report["claims_a_bonus"]
+    assert any("unknown id 'bonus'" in reason for reason in report["claims_a_bonus"]["reasons"])
+
+
+def test_no_service_of_the_grading_machine_or_beyond_can_be_reached(graded, listening):
+    course, report = graded
+    printed = "".join(output.get("text", "") for output in json.loads(_printed(course, "reaches_out")))
+    tcp, udp, unix = listening
+    # a UDP datagram may be sent: into the namespace's own loopback, where nothing listens (below)
+    for refused in (f"('127.0.0.1', {tcp.getsockname()[1]})", "kitgrade-redteam-", "('1.1.1.1', 80)"):
+        assert re.search(f"^REFUSED .*{re.escape(refused)}", printed, re.M), (refused, printed)
+    for listener in (tcp, unix):
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    with pytest.raises(BlockingIOError):
+        udp.recv(100)
+    assert report["reaches_out"]["score"] == 7
+
+
+def test_a_flood_of_notes_keeps_the_report_short_and_the_tests_notes_in_it(graded):
+    _, report = graded
+    reasons = report["floods_notes"]["reasons"]
+    assert len(reasons) <= NOTES_LIMIT + 10 and any("more note(s)" in r for r in reasons), len(reasons)
+    assert any("test_derivative" in r and "while it ran; test failed" in r for r in reasons), reasons[-5:]
+    assert report["floods_notes"]["score"] == 5
+
+
+def test_ipc_objects_left_by_one_notebook_are_gone_for_the_next(graded):
+    course, report = graded
+    assert "LEFT" in _printed(course, "a_leaves_ipc") and "FOUND []" in _printed(course, "b_finds_ipc"), \
+        _printed(course, "b_finds_ipc")
+    assert report["a_leaves_ipc"]["score"] == report["b_finds_ipc"]["score"] == 7
+
+
+def test_memory_outside_the_address_space_limit_cannot_be_held(graded):
+    course, report = graded
+    printed = _printed(course, "hoards_memory")
+    assert "REFUSED" in printed and "HELD-MiB 0" in printed, printed
+    assert report["hoards_memory"]["score"] == 7
+
+
+def test_a_thread_bomb_is_stopped_with_its_reason(graded):
+    """Root's process is stopped by the namespace parent, which counts its threads; an unprivileged
+    account's cannot start more than ``RLIMIT_NPROC`` allows. Either way, a few dozen at most."""
+    course, report = graded
+    printed = _printed(course, "thread_bomb")
+    started = re.search(r"THREADS (\d+)", printed)
+    if started is None:  # stopped before it could say
+        assert any("more threads than a notebook may hold" in r for r in report["thread_bomb"]["reasons"]), report
+    else:
+        assert int(started.group(1)) <= (os.cpu_count() or 1) + EXTRA_TASKS, printed
+
+
+# ---- the grader's pod on Kubernetes ---------------------------------------------------------------
+#: What docs/deploy.md ("In a pod") says the grader's container needs for bubblewrap, as the chart's values spell it.
+GRADER_POD_NEEDS = {"seccompProfile": {"type": "Unconfined"}, "appArmorProfile": {"type": "Unconfined"},
+                    "procMount": "Unmasked"}
+
+
+def test_the_chart_values_give_the_grader_pod_what_the_sandbox_needs_and_students_the_defaults():
+    """zero-to-jupyterhub runs the hub's managed services, the grader services, in the hub's pod:
+    the guide's values give that pod a user namespace, an unmasked /proc and no seccomp or AppArmor
+    profile that refuses bwrap's calls, keep its other defaults (no privilege, no capability), and
+    leave the students' pods as the chart makes them; all of it valid under the chart's schema."""
+    import yaml
+
+    from test_deploy_guide import GUIDE, SCHEMA, _schema_validator, guide_blocks, over
+
+    defaults = yaml.safe_load((SCHEMA.parent / "chart-values.yaml").read_text())
+    values = over(defaults, yaml.safe_load(guide_blocks()["z2jh-values.yaml"]))
+    assert not list(_schema_validator().iter_errors(values))
+    hub = values["hub"]
+    container = hub["containerSecurityContext"]
+    assert {key: container.get(key) for key in GRADER_POD_NEEDS} == GRADER_POD_NEEDS, container
+    assert hub["extraPodSpec"].get("hostUsers") is False  # procMount: Unmasked is allowed only in a pod's own user namespace
+    assert container["allowPrivilegeEscalation"] is False and container["capabilities"] == {"drop": ["ALL"]}
+    assert not container.get("privileged") and hub["podSecurityContext"]["runAsNonRoot"] is True
+    advice = " ".join(GUIDE.read_text().split())
+    for key, value in GRADER_POD_NEEDS.items():
+        spelt = f"{key}: {{type: {value['type']}}}" if isinstance(value, dict) else f"{key}: {value}"
+        assert f"`{spelt}`" in advice, f"docs/deploy.md no longer advises {spelt}"
+    students = yaml.safe_load(guide_blocks()["z2jh-values.yaml"])["singleuser"]
+    assert not {"extraPodConfig", "allowPrivilegeEscalation", "uid", "cmd"} & set(students), students
