@@ -15,7 +15,7 @@ the course          ``course.py`` (the folder, read once per command), ``course_
                     ``roster.py``
 one file per step   ``course_init.py``, ``release.py``, ``collect.py`` (+ ``download_files.py``,
                     ``download_plan.py``, ``lms_names.py``, ``collect_ledger.py``,
-                    ``hub_exchange.py``), ``autograde.py`` (+ ``submission.py``,
+                    ``hub_exchange/``), ``autograde.py`` (+ ``submission.py``,
                     ``report.py``, ``cluster.py``), ``feedback.py``, ``export.py``,
                     ``summary.py`` (+ ``summary_page.py``), ``check.py`` (+
                     ``local_grading.py``)
@@ -56,7 +56,7 @@ top of a file or inside a function) closes a circle (``tests/test_grader_layers.
     4 course_init.py     ``kitgrade init``
       release.py         ``kitgrade release``: generated, proven, into the exchange
       collect.py         ``kitgrade collect``: from the exchange or LMS downloads
-      hub_exchange.py    nbgrader's exchange as the kit's JupyterHub uses it
+      hub_exchange/      nbgrader's exchange as the kit's JupyterHub uses it (its map: its ``__init__.py``)
       feedback.py        ``kitgrade feedback``
       export.py          ``kitgrade export``: nbgrader's CSV and the LMS's
       summary.py         ``kitgrade summary``: what the class got wrong

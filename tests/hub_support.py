@@ -305,8 +305,11 @@ class_roots = tuple(spec["class_roots"])
 skip = set(spec["skip"])
 own_env = spec["own_env"]                        # the class's Python environment: walked like the rest
 TEXT = (".ipynb", ".py", ".txt", ".html", ".json", ".md", ".log", ".csv", ".cfg", ".toml", ".sh", ".yaml", ".db", ".sqlite")
+# scratch places (shared memory, run-time files, temporary folders): files without a suffix read too
+scratch = ("/tmp/", "/var/tmp/", "/dev/shm/", "/run/", *(root + "/" for root in class_roots))
 found, other_copies, files = [], [], 0
-for top, folders, names in os.walk("/", onerror=lambda error: None):
+walks = [os.walk(top, onerror=lambda error: None) for top in ("/", "/dev/shm", "/run")]
+for top, folders, names in (step for walk in walks for step in walk):
     if top == "/":
         folders[:] = [f for f in folders if f not in ("proc", "sys", "dev", "run")]
     if top in skip:
@@ -335,7 +338,7 @@ for top, folders, names in os.walk("/", onerror=lambda error: None):
         if name in private_names and path.startswith(class_roots):
             found.append([path, "a private file of the class is readable", info.st_uid])
             continue
-        if not name.endswith(TEXT) or info.st_size > 4_000_000:
+        if not (name.endswith(TEXT) or ("." not in name and path.startswith(scratch))) or info.st_size > 4_000_000:
             continue
         try:
             with open(path, "rb") as handle:

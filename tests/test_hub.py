@@ -214,7 +214,7 @@ def inbound(hub, course="ad101") -> Path:
 
 
 def received(hub, course="ad101") -> Path:
-    """Where the course's clerk moves each submission as it arrives (grader/hub_exchange.py)."""
+    """Where the course's clerk moves each submission as it arrives (grader/hub_exchange/)."""
     return hub.exchange / course / "received"
 
 
@@ -327,7 +327,7 @@ def test_student_fetches_fills_in_validates_and_submits_ps1(hub, people):
     # the clerk took it out of inbound/, named by its arrival on the server's clock
     [submission] = submissions_of(hub, student.name)
     assert before - datetime.timedelta(seconds=1) <= arrival(submission) <= before + datetime.timedelta(seconds=120)
-    assert submission.stat().st_uid == pwd.getpwnam(student.name).pw_uid
+    assert submission.stat().st_uid == pwd.getpwnam(ad101(hub).grader).pw_uid  # the clerk's copy, not hers
 
 
 def test_another_student_submits_a_blank_ps1(hub, people):
