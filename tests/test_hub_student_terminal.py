@@ -318,7 +318,7 @@ def test_a_students_walk_of_the_file_system_reaches_shared_memory_and_run_time_f
     spec = {"never": lines["never"], "others": lines["others"],
             "private_names": ["gradebook.db", "jupyterhub.sqlite", "jupyterhub.log", "jupyterhub_cookie_secret",
                               "class.json", "jupyterhub-proxy.pid"],
-            "class_roots": [str(hub.root), str(ROOT)], "skip": [str(hub.root / "probes")]}
+            "class_roots": [str(hub.root), str(ROOT)], "skip": [str(hub.root / "probes")], "own_env": str(HUB_ENV)}
     walk, secrets_file = probe_script(hub, "walk.py", WALK), probe_script(hub, "walk.json", json.dumps(spec))
     try:
         for path in planted:
