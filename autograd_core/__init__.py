@@ -12,7 +12,7 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
     10 __init__.py    the package: torch.<name> for every registered operation
     9  run.py         python -m autograd_core.run script.py, %load_ext autograd_core: the engine as torch
     8  methods.py     Tensor's methods and operators, all attached in this one place
-    7  nn/            Module, Parameter, Linear, Conv2d, pooling, Dropout, Sequential, losses, nn.functional
+    7  nn/            Module, Parameter, Linear, Conv2d, Conv1d, pooling, Dropout, Sequential, losses, nn.functional
        sampling.py    bernoulli, multinomial, x.bernoulli_(), x.exponential_(): PyTorch's draws
        utils/         utils.data: TensorDataset, DataLoader
        update_ops.py  lerp, addcmul, addcdiv: what optimizer updates are made of

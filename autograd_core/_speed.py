@@ -22,7 +22,8 @@ What is here, and who calls it:
   ``np.where``, which branches per element (``ops.py``).
 * ``shared_description``: nodes whose inputs look alike share their tuples, so a large
   graph holds fewer objects for Python's garbage collector to scan (``function.py``).
-* ``walk``: the backward walk's loop with its small steps written out (``backward.walk``).
+* ``walk``: the backward walk's loop with its small steps written out, and a node that
+  becomes ready on an empty queue run at once, not through the heap (``backward.walk``).
 * ``may_take``: a leaf's first gradient becomes its ``.grad`` without a copy when nothing
   else can reach it, as PyTorch "steals" it (``graph.AccumulateGrad``).
 """
@@ -39,21 +40,33 @@ from .tensor import Tensor
 
 enabled = os.environ.get("AUTOGRAD_CORE_SPEED", "1") != "0"
 
+# The tensor classes the shortcuts below take. ``type(x) in _TENSORS`` costs the same for any
+# object, where ``isinstance(x, Tensor)`` is slow for everything but a plain Tensor (a number,
+# a Parameter: Tensor's metaclass sends each such test through ``__instancecheck__``). Any
+# other subclass of Tensor takes the plain path. ``nn.Parameter``, a layer above, adds itself.
+_TENSORS = frozenset({Tensor})
+
+
+def takes_shortcuts(cls):
+    """Let the shortcuts take ``cls``, a subclass of Tensor that changes nothing they rely on."""
+    global _TENSORS
+    _TENSORS = _TENSORS | {cls}
+
 
 # -- type promotion and arithmetic ------------------------------------------------------
 def operands_ready(a, b):
     """True when type promotion has nothing to do: two tensors of one dtype (whose shapes
     are checked here), or a float tensor and a Python number (a number never changes a
     float tensor's dtype)."""
-    if isinstance(a, Tensor):
-        if isinstance(b, Tensor):
+    if type(a) in _TENSORS:
+        if type(b) in _TENSORS:
             if a._data.dtype != b._data.dtype:
                 return False
             if a._data.shape != b._data.shape:
                 check_broadcast(a._data.shape, b._data.shape)
             return True
         return (type(b) is float or type(b) is int) and a._data.dtype.kind == "f"
-    return isinstance(b, Tensor) and (type(a) is float or type(a) is int) and b._data.dtype.kind == "f"
+    return type(b) in _TENSORS and (type(a) is float or type(a) is int) and b._data.dtype.kind == "f"
 
 
 def arithmetic(plain, ufunc, node=None, reflected=False):
@@ -66,13 +79,13 @@ def arithmetic(plain, ufunc, node=None, reflected=False):
         if enabled and a.dtype.kind == "f":
             if type(other) is float or type(other) is int:
                 b = other
-            elif isinstance(other, Tensor) and other._data.dtype == a.dtype and other._data.shape == a.shape:
+            elif type(other) in _TENSORS and other._data.dtype == a.dtype and other._data.shape == a.shape:
                 b = other._data
             else:
                 return plain(self, other)
-            if grad_mode._State.enabled and (self._requires_grad or isinstance(other, Tensor) and other._requires_grad):
+            if grad_mode._State.enabled and (self._requires_grad or type(other) in _TENSORS and other._requires_grad):
                 if node is not None:
-                    if _recording is not None and isinstance(self, Tensor) and not node.saves_result:
+                    if _recording is not None and type(self) in _TENSORS and not node.saves_result:
                         return _record(node, self, other)
                     return node.apply(self, other)
             else:
@@ -99,23 +112,30 @@ def _record(node, a, b):
     them requires grad and grad mode is on: the same node with the same edges, in fewer steps
     (``Op.apply`` and ``function._start_recording`` are the plain path)."""
     accumulator_of, sequence, describe_inputs = _recording
-    ctx = node.__new__(node)
+    ctx = node()  # (an operation's node has no __init__: this is node.__new__(node), and quicker)
     if a._requires_grad:
-        first = a._grad_fn if a._grad_fn is not None else accumulator_of(a)
-        signature = (a._output_nr, a._data.shape)
+        first = a._grad_fn
+        if first is None:
+            first = accumulator_of(a)
+        a_nr = a._output_nr
     else:
-        first, signature = None, (None, a._data.shape)
-    if type(b) is not float and type(b) is not int and isinstance(b, Tensor):  # (a number first: isinstance is slow for one)
+        first = a_nr = None
+    if type(b) in _TENSORS:
         if b._requires_grad:
-            second = b._grad_fn if b._grad_fn is not None else accumulator_of(b)
-            signature += (b._output_nr, b._data.shape)
+            second = b._grad_fn
+            if second is None:
+                second = accumulator_of(b)
+            signature = (a_nr, a._data.shape, b._output_nr, b._data.shape)
         else:
-            second, signature = None, signature + (None, b._data.shape)
+            second, signature = None, (a_nr, a._data.shape, None, b._data.shape)
     else:
-        second, signature = None, signature + (None, None)
+        second, signature = None, (a_nr, a._data.shape, None, None)
     ctx._seq = next(sequence)
     ctx._next_nodes = (first, second)
-    ctx._next_nrs, ctx.needs_input_grad, ctx._input_shapes = shared_description(signature, describe_inputs)
+    described = _DESCRIPTIONS.get(signature)  # (shared_description, written out)
+    if described is None:
+        described = shared_description(signature, describe_inputs)
+    ctx._next_nrs, ctx.needs_input_grad, ctx._input_shapes = described
     out = node.forward(ctx, a, b)
     return Tensor._make(out if type(out) is np.ndarray else np.asarray(out), True, ctx)
 
@@ -126,7 +146,7 @@ def in_place_unrecorded(tensor, ufunc, other):
     operand it would reject with PyTorch's error)."""
     if not enabled or grad_mode._State.enabled and (tensor._requires_grad or getattr(other, "_requires_grad", False)):
         return None
-    operand = other._data if isinstance(other, Tensor) else other
+    operand = other._data if type(other) in _TENSORS else other
     if type(operand) not in (np.ndarray, float, int) or tensor._data.dtype.kind == "b":
         return None
     try:
@@ -182,31 +202,51 @@ def walk(ready, buffers, deps, retain_graph, fit_gradients, plain_step, leaf_typ
     """The loop of ``backward.walk`` for ``x.backward()``, with ``run_node``, ``_call_backward``,
     ``_send`` and ``_add_to_buffer`` written out for an operation's
     node of one output, without hooks, that received its gradient; a leaf's node and any other
-    node take ``plain_step`` (the plain loop's body). Same order, same sums, same frees."""
+    node take ``plain_step`` (the plain loop's body). Same order, same sums, same frees.
+
+    One step more: a node made ready while the queue is empty is the node the queue would hand
+    out next, so it is kept at hand (``node``, ``grad``) instead of going through the heap and
+    the buffers; if anything else is pushed before it ran, it is pushed first, where the plain
+    loop pushed it. Along a chain of operations, that is every node."""
     heap, pop, push = ready.heap, ready.pop, ready.push
-    while heap:
-        node = pop()
-        grad_outputs = buffers.pop(node, None)
-        if (grad_outputs is None or len(grad_outputs) != 1 or grad_outputs[0] is None or type(node) is leaf_type
-                or node._pre_hooks or node._post_hooks):
-            plain_step(node, grad_outputs or [None])
-            continue
-        grad_inputs = fit_gradients(node, type(node).backward(node, grad_outputs[0]))
+    node = grad = None
+    while node is not None or heap:
+        if node is None:
+            node = pop()
+            grad_outputs = buffers.pop(node, None)
+            if (grad_outputs is None or len(grad_outputs) != 1 or grad_outputs[0] is None or type(node) is leaf_type
+                    or node._pre_hooks or node._post_hooks):
+                plain_step(node, grad_outputs or [None])
+                node = None
+                continue
+            grad = grad_outputs[0]
+        grad_inputs = fit_gradients(node, type(node).backward(node, grad))
         if not retain_graph:
             node.release_saved_tensors()
+        at_hand = at_hand_grad = None
         for child, nr, g in zip(node._next_nodes, node._next_nrs, grad_inputs):
             if child is None:
+                continue
+            deps[child] -= 1
+            if (not deps[child] and not heap and at_hand is None and g is not None and type(child) is not leaf_type
+                    and child._num_outputs == 1 and child not in buffers and not child._pre_hooks
+                    and not child._post_hooks):
+                at_hand, at_hand_grad = child, g
                 continue
             if g is not None:
                 slots = buffers.get(child)
                 if slots is None:
                     slots = buffers[child] = [None] * child._num_outputs
                 slots[nr] = g if slots[nr] is None else slots[nr] + g
-            deps[child] -= 1
             if not deps[child]:
+                if at_hand is not None:  # pushed where the plain loop pushed it
+                    buffers[at_hand] = [at_hand_grad]
+                    push(at_hand)
+                    at_hand = at_hand_grad = None
                 push(child)
+        node, grad = at_hand, at_hand_grad
         # hold no gradient while the next node runs: a leaf may then take its gradient (may_take)
-        grad_outputs = grad_inputs = g = None
+        grad_outputs = grad_inputs = g = at_hand_grad = None
 
 
 # -- taking a gradient instead of copying it --------------------------------------------

@@ -106,7 +106,7 @@ class Op(Node):
             _start_recording(ctx, inputs)
             out = Tensor._make(_as_array(cls.forward(ctx, *inputs, **params)), True, ctx)
             if cls.saves_result:
-                ctx._saved_output = SavedTensor(out, is_output=True)
+                ctx._own_output = SavedTensor(out, is_output=True)
             return out
         return Tensor._make(_as_array(cls.forward(NOT_RECORDING, *inputs, **params)))
 

@@ -13,10 +13,11 @@ knows
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 
-from . import _speed, grad_mode
+from . import _speed, grad_mode, saved_names
 from .hooks import add_hook, apply_tensor_hook
 from .tensor import Tensor
 
@@ -128,7 +129,7 @@ class Node:
     # Most state is set lazily by the recording code (see function.py); the
     # defaults here keep a node that saved nothing cheap.
     _saved = ()
-    _saved_output = None
+    _own_output = None
     _freed = False
     _pre_hooks = None
     _post_hooks = None
@@ -140,14 +141,15 @@ class Node:
     def name(self):
         return type(self).__name__
 
-    def __getattr__(self, attribute):
-        # Only reached for attributes a node does not have: grad_fn._saved_self and its kin.
-        if attribute.startswith(("_saved_", "_raw_saved_")):
-            from .saved_names import saved_value
-
-            raw = attribute.startswith("_raw_")
-            return saved_value(self, attribute[len("_raw_saved_" if raw else "_saved_"):], raw=raw)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attribute}'")
+    def __init_subclass__(cls, **kwargs):
+        # What a node saved, by PyTorch's names: grad_fn._saved_self, grad_fn._raw_saved_self, ...
+        # (properties of the class, not __getattr__, which would slow every attribute of every node)
+        super().__init_subclass__(**kwargs)
+        saved, raw = saved_names.names_of(cls)
+        for name in saved:
+            setattr(cls, f"_saved_{name}", property(functools.partial(saved_names.saved_value, name=name)))
+        for name in raw:
+            setattr(cls, f"_raw_saved_{name}", property(functools.partial(saved_names.saved_value, name=name, raw=True)))
 
     @property
     def next_functions(self):
@@ -176,17 +178,17 @@ class Node:
         """The op's own output, for formulas like d exp(x) = exp(x) dx."""
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        return self._saved_output.unpack(self)
+        return self._own_output.unpack(self)
 
     def has_saved_tensors(self):
         """True while the node holds tensors that a backward pass needs."""
-        return bool(self._saved) or self._saved_output is not None
+        return bool(self._saved) or self._own_output is not None
 
     def release_saved_tensors(self):
         """Free what backward needed; only a node that saved something can be 'freed'."""
-        if self._saved or self._saved_output is not None:
+        if self._saved or self._own_output is not None:
             self._saved = ()
-            self._saved_output = None
+            self._own_output = None
             self._freed = True
 
     # -- hooks -------------------------------------------------------------------

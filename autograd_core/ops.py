@@ -91,10 +91,11 @@ class MulBackward0(Op):
         # is kept as ctx.b_number; like PyTorch's saved scalar, it makes x * 2 a node that
         # backward frees, so a second backward through it needs retain_graph=True.
         need_a, need_b = ctx.needs_input_grad or (False, False)
+        number = not isinstance(b, Tensor)
         # (other before self: the order in which PyTorch packs them, which saved-tensor hooks can see)
-        ctx.save_for_backward(b if need_a and isinstance(b, Tensor) else None, a if need_b else None)
-        ctx.b_number = None if isinstance(b, Tensor) else b
-        return a._data * _data(b)
+        ctx.save_for_backward(None if number or not need_a else b, a if need_b else None)
+        ctx.b_number = b if number else None
+        return a._data * (b if number else b._data)
 
     @staticmethod
     def backward(ctx, grad):

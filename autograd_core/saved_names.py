@@ -26,8 +26,16 @@ SAVED_NUMBERS = {
 }
 
 
+def names_of(node_class):
+    """What nodes of ``node_class`` show under PyTorch's names: ``(saved, raw)``, the names of
+    ``_saved_<name>`` (tensors and numbers) and of ``_raw_saved_<name>`` (tensors only)."""
+    kind = node_class.__name__
+    tensors = SAVED_TENSORS.get(kind, ()) + (("result",) if getattr(node_class, "saves_result", False) else ())
+    return tensors + tuple(n for n in SAVED_NUMBERS.get(kind, {}) if n not in tensors), tensors
+
+
 def saved_value(node, name, raw=False):
-    """``node._saved_<name>``; AttributeError (as Python gives) for a name the node does not have.
+    """``node._saved_<name>``, for a name ``names_of`` gives its class.
     ``raw``: ``node._raw_saved_<name>``, the ``SavedTensor`` itself (to ``register_hooks`` on)."""
     from .tensor import Tensor
 
@@ -37,7 +45,7 @@ def saved_value(node, name, raw=False):
     if name == "result" and getattr(type(node), "saves_result", False):
         if node._freed:
             return node.result  # raises PyTorch's error: backward has freed it
-        return node._saved_output if raw else node.result
+        return node._own_output if raw else node.result
     if name in tensors:
         if node._freed:
             return node.saved_tensors  # raises PyTorch's error: backward has freed them

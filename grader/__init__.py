@@ -38,7 +38,7 @@ top of a file or inside a function) closes a circle (``tests/test_grader_layers.
     4 course_init.py     ``kitgrade init``
       release.py         ``kitgrade release``: generated, proven, into the exchange
       collect.py         ``kitgrade collect``: from the exchange or LMS downloads
-      hub_exchange.py    nbgrader's exchange as the kit's JupyterHub uses it
+      hub_exchange/      nbgrader's exchange as the kit's JupyterHub uses it (its map: its ``__init__.py``)
       feedback.py        ``kitgrade feedback``
       export.py          ``kitgrade export``: nbgrader's CSV and the LMS's
       summary.py         ``kitgrade summary``: what the class got wrong

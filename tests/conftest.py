@@ -1,5 +1,6 @@
 """Shared test set-up: where the kit's root and the shared reference material are, and the suite's
 groups, named as the code's (``pytest -m engine``, ``course``, ``grader``, ``hub``)."""
+import os
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,37 @@ def pytest_ignore_collect(collection_path, config):
     return None
 
 
+#: The modules that make system accounts, serve a hub on the machine, close the checkout to other
+#: accounts or plant canaries in /root, /home and /srv. With ``make test``'s two workers
+#: (pytest-xdist, ``-n 2``) they run one after another in one worker, first (they are the longest
+#: part); every other module runs whole in one worker, so that a module-scoped fixture (a graded
+#: class, a hub) is made once.
+ONE_AT_A_TIME = ("test_hub", "test_deploy", "test_grader_walls", "test_grader_environment_faults")
+ONE_AT_A_TIME_GROUP = "accounts-and-hubs"
+#: ``make test`` runs these by themselves, before the others (marked ``alone``): the hub's load test,
+#: whose figures must be the hub's alone, and the grader's fault tests, which fail on any grading
+#: process of this checkout's Python left on the machine, so a test grading beside them fails them.
+ALONE = ("test_hub_load", "test_grader_faults", "test_grader_environment_faults")
+
+
+def xdist_group_of(module: str) -> str:
+    """The unit of work the two workers share out that the test module named ``module`` is in."""
+    return ONE_AT_A_TIME_GROUP if any(part in module for part in ONE_AT_A_TIME) else module
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's scheduling by scope, the scope being ``xdist_group_of`` the test's module (its
+    ``--dist loadgroup`` reads marks through node ids that pytest 9.2 no longer lets it change)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group_of(Path(nodeid.split("::", 1)[0]).stem)
+
+    return ByGroup(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         module = item.path.stem
@@ -47,6 +79,10 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(group)
         if any(part in module for part in QUICK):
             item.add_marker("quick")
+        if module in ALONE:
+            item.add_marker("alone")
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # a worker of `-n 2`: the longest unit of work first
+        items.sort(key=lambda item: xdist_group_of(item.path.stem) != ONE_AT_A_TIME_GROUP)  # stable: order kept
 
 
 @pytest.fixture(params=[True, False], ids=["speed-on", "speed-off"])

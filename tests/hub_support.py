@@ -8,24 +8,109 @@
   person's own server (or of a grader service) through Jupyter's terminal API, from their browser.
 * ``WALK``: the whole file system walked as whoever runs it, listing what of the class it can read.
 * ``memory_of``: resident and proportional memory of an account's processes.
+* ``require_hub``, ``one_course_class`` and ``served_class``: how a test module gets its hub (below).
+
+How a hub test gets its hub: one hub per test module, from a module-scoped fixture, started once and
+shared by the module's tests in the order written (a hub start with its release proof costs a
+minute on two cores; thirty students' servers, several)::
+
+    @pytest.fixture(scope="module")
+    def hub():
+        require_hub("the hub's X test")                  # skips without root or `make hub-env` (fails in CI)
+        spec = one_course_class("kit-x-", ["alice", "bob"])   # names tagged, ports free, a new state folder
+        with served_class(spec) as served:             # set up, served; stopped and removed afterwards
+            yield served
+
+A module whose name starts with ``test_hub`` is in the ``hub`` group and, with ``make test``'s two
+workers, runs in the one worker that takes every module making system accounts, one at a time
+(tests/conftest.py), so its accounts, ports and the checkout's mode meet no other module's. Start
+only the servers a test needs: thirty at once are tests/test_hub_load.py's, which measures them.
 """
 from __future__ import annotations
 
+import datetime
 import json
+import os
 import re
+import secrets
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
-from browser_support import Notebook
+from browser_support import Notebook, free_port, unavailable
 from conftest import ROOT
 
 HUB_DIR = ROOT / "deploy" / "hub"
+HUB_ENV = (ROOT / ".venv-hub").resolve()  # outside the checkout (make hub-env); the link points to it
+PS1, PS1_NOTEBOOK = "ps1_autograd_basics", "autograd_basics.ipynb"
 
 
 sys.path.insert(0, str(HUB_DIR))
 import kithub  # noqa: E402  (deploy/hub is no package: it is what an administrator copies)
+
+
+def require_hub(what: str) -> None:
+    """Skip ``what`` (fail it in CI) where no hub can be served: not root, or no ``make hub-env``."""
+    in_ci = f"CI must run {what} (.ci/run runs as root; `make test` builds .venv-hub)"
+    if os.geteuid() != 0:
+        unavailable(f"{what} creates system accounts: it runs as root", in_ci)
+    if not (HUB_ENV / "bin" / "jupyterhub").exists() or not kithub.CHP.exists():
+        unavailable("the hub's environment is missing: run `make hub-env` (.venv-hub and configurable-http-proxy)",
+                    in_ci)
+
+
+def one_course_class(prefix: str, students: list[str], state: Path | None = None,
+                     **course) -> "kithub.ClassSpec":
+    """Course ``ad101`` with ps1 released (due tomorrow), an instructor ``teach`` and ``students``;
+    every account name carries a random tag (``alice-1f2e``) so that runs on one machine never meet,
+    and so do the ports (each free when chosen) and the state folder (a new one, ``prefix``...).
+    ``spec.names`` maps the given names to the accounts; ``course`` overrides the CourseSpec's fields."""
+    tag = secrets.token_hex(2)
+    names = {who: f"{who}-{tag}" for who in ["teach", *students]}
+    if state is None:
+        state = Path(tempfile.mkdtemp(prefix=prefix))
+        state.chmod(0o755)
+    due = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)).strftime(kithub.TIME_FORMAT)
+    fields = {"grader": f"grader-{tag}-ad101", "port": free_port(), "instructors": [names["teach"]],
+              "students": [names[who] for who in students], "assignments": [PS1], "due": {PS1: due}, **course}
+    spec = kithub.ClassSpec(state=str(state), courses=[kithub.CourseSpec("ad101", **fields)],
+                            passwords={account: kithub.new_password() for account in names.values()},
+                            hub_port=free_port(), hub_api_port=free_port(), proxy_api_port=free_port(),
+                            python=str(HUB_ENV / "bin" / "python"))
+    spec.names, spec.tag = names, tag
+    return spec
+
+
+@contextmanager
+def served_class(spec, log_path: Path | None = None, before_start=None):
+    """The class of ``spec`` set up as ``make hub`` sets it up and served (``spec.server``); afterwards
+    the hub stopped, the class torn down, its accounts and folders removed (asserted).
+    ``before_start(spec)``: what to do between the set-up and the start (a site's settings)."""
+    server = kithub.Hub(spec, log_path=log_path)
+    state = spec.root
+    try:
+        started = time.monotonic()
+        kithub.setup(spec, log=lambda line: None)
+        if before_start is not None:
+            before_start(spec)
+        spec.set_up_seconds = time.monotonic() - started
+        server.start()
+        spec.server = server
+        yield spec
+    finally:
+        server.stop()
+        if (state / kithub.CLASS_FILE).exists():
+            kithub.teardown(state)
+        if state.exists():
+            kithub.remove_accounts(state)
+            shutil.rmtree(state, ignore_errors=True)
+        for backup in state.parent.glob(f"{state.name}.backup-*"):  # the gradebooks teardown keeps aside
+            shutil.rmtree(backup)
+    assert not any(kithub.account_exists(a) for a in spec.accounts()), "accounts left behind"
 
 
 def solution_cells(source_notebook: Path, cell_type: str = "code") -> dict[int, str]:
@@ -218,9 +303,13 @@ others = [m.encode() for m in spec["others"]]    # solutions, a classmate's work
 private_names = set(spec["private_names"])       # gradebook, the hub's database, log and secrets
 class_roots = tuple(spec["class_roots"])
 skip = set(spec["skip"])
+own_env = spec["own_env"]                        # the class's Python environment: walked like the rest
 TEXT = (".ipynb", ".py", ".txt", ".html", ".json", ".md", ".log", ".csv", ".cfg", ".toml", ".sh", ".yaml", ".db", ".sqlite")
+# scratch places (shared memory, run-time files, temporary folders): files without a suffix read too
+scratch = ("/tmp/", "/var/tmp/", "/dev/shm/", "/run/", *(root + "/" for root in class_roots))
 found, other_copies, files = [], [], 0
-for top, folders, names in os.walk("/", onerror=lambda error: None):
+walks = [os.walk(top, onerror=lambda error: None) for top in ("/", "/dev/shm", "/run")]
+for top, folders, names in (step for walk in walks for step in walk):
     if top == "/":
         folders[:] = [f for f in folders if f not in ("proc", "sys", "dev", "run")]
     if top in skip:
@@ -228,6 +317,12 @@ for top, folders, names in os.walk("/", onerror=lambda error: None):
         continue
     if "exercises" in folders and ".git" in os.listdir(top) and os.path.isdir(os.path.join(top, "exercises", "_src")):
         other_copies.append(top)  # another checkout of the kit on this machine, not this class's
+        folders[:] = []
+        continue
+    if "pyvenv.cfg" in names and top != own_env and os.lstat(top).st_uid == 0:
+        # another checkout's Python environment (each `make hub-env` makes one, 600 MB): root's, so no
+        # account of the class wrote in it, and outside the class's places, so nothing in it is failed on
+        other_copies.append(top)
         folders[:] = []
         continue
     for name in names:
@@ -243,7 +338,7 @@ for top, folders, names in os.walk("/", onerror=lambda error: None):
         if name in private_names and path.startswith(class_roots):
             found.append([path, "a private file of the class is readable", info.st_uid])
             continue
-        if not name.endswith(TEXT) or info.st_size > 4_000_000:
+        if not (name.endswith(TEXT) or ("." not in name and path.startswith(scratch))) or info.st_size > 4_000_000:
             continue
         try:
             with open(path, "rb") as handle:

@@ -27,10 +27,8 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import json
-import os
 import pwd
 import re
-import secrets
 import shlex
 import shutil
 import ssl
@@ -43,16 +41,15 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import free_port, unavailable
+from browser_support import unavailable
 from conftest import ROOT
 from hub_client import Student
-from hub_support import kithub, python_as, run_as, solution_cells
+from hub_support import (HUB_ENV, PS1, PS1_NOTEBOOK, kithub, one_course_class, python_as, require_hub, run_as,
+                         served_class, solution_cells)
 
 GUIDE = ROOT / "docs" / "deploy.md"
 ARTIFACTS = ROOT / "artifacts" / "hub"
-HUB_ENV = (ROOT / ".venv-hub").resolve()
 SCHEMA = ROOT / "deploy" / "k8s" / "values.schema.json"
-PS1, PS1_NOTEBOOK = "ps1_autograd_basics", "autograd_basics.ipynb"
 IN_CI_NEEDS = "CI must run the guide's test (.ci/run runs as root; `make test` builds .venv-hub)"
 
 #: every block of the guide this test runs, by its ``guide=`` name
@@ -232,54 +229,38 @@ def _sh(block: str, places: dict[str, str]) -> subprocess.CompletedProcess:
 def served():
     """A class (one course, ps1 released, an instructor and two students) served over HTTPS with the
     guide's site settings; accounts and files removed afterwards."""
-    if os.geteuid() != 0:
-        unavailable("the guide's test creates system accounts: it runs as root", IN_CI_NEEDS)
-    if not (HUB_ENV / "bin" / "jupyterhub").exists() or not kithub.CHP.exists():
-        unavailable("the hub's environment is missing: run `make hub-env`", IN_CI_NEEDS)
+    require_hub("the guide's test")
     tmp = Path(tempfile.mkdtemp(prefix="kit-guide-"))
     tmp.chmod(0o755)
-    state = tmp / "state"
-    tag = secrets.token_hex(2)
-    people = {who: f"{who}-{tag}" for who in ("teach", "alice", "bob")}
-    due = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)).strftime(kithub.TIME_FORMAT)
-    course = kithub.CourseSpec("ad101", grader=f"grader-{tag}-ad101", port=free_port(), instructors=[people["teach"]],
-                               students=[people["alice"], people["bob"]], assignments=[PS1], due={PS1: due})
-    spec = kithub.ClassSpec(state=str(state), courses=[course], passwords={p: kithub.new_password() for p in people.values()},
-                            hub_port=free_port(), hub_api_port=free_port(), proxy_api_port=free_port(),
-                            python=str(HUB_ENV / "bin" / "python"))
-    places = _places(tmp, **{"127.0.0.1:8081": f"127.0.0.1:{spec.hub_api_port}", '"itadmin"': f'"admin-{tag}"'})
-    spec.places, spec.tmp, spec.names, spec.working = places, tmp, people, {}
+    spec = one_course_class("kit-guide-", ["alice", "bob"], state=tmp / "state")
+    admin = f"admin-{spec.tag}"
+    places = _places(tmp, **{"127.0.0.1:8081": f"127.0.0.1:{spec.hub_api_port}", '"itadmin"': f'"{admin}"'})
+    spec.places, spec.tmp, spec.working = places, tmp, {}
     spec.certificate = str(_certificate(tmp / "tls"))
-    server = kithub.Hub(spec, log_path=tmp / "jupyterhub.log")
-    try:
-        kithub.setup(spec, log=lambda line: None)
+
+    def site_settings(spec):
         # the guide's admin has an account of the machine, as every person of the class (removed with them)
-        subprocess.run(["useradd", "--no-create-home", "--user-group", f"admin-{tag}"], check=True)
-        with open(state / kithub.ACCOUNTS_FILE, "a") as accounts:
-            accounts.write(f"admin-{tag}\n")
+        subprocess.run(["useradd", "--no-create-home", "--user-group", admin], check=True)
+        with open(spec.root / kithub.ACCOUNTS_FILE, "a") as accounts:
+            accounts.write(f"{admin}\n")
         blocks = guide_blocks()
         _sh(blocks["config-dir"], places)
         _sh(blocks["idle-culler-token"], places)
         for name in SITE_SETTINGS:
             target = Path(here(written_to(blocks[name]), places))
-            assert target.parent == state / "jupyterhub_config.d", target
+            assert target.parent == spec.root / "jupyterhub_config.d", target
             target.write_text(here(blocks[name], places))
-        server.start()
-        spec.server = server
-        spec.https = f"https://127.0.0.1:{spec.hub_port}"
-        yield spec
+
+    log = tmp / "jupyterhub.log"
+    try:
+        with served_class(spec, log_path=log, before_start=site_settings) as served:
+            served.https = f"https://127.0.0.1:{served.hub_port}"
+            yield served
     finally:
-        server.stop()
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        if server.log_path.exists():  # root's alone, as the hub's log is
-            shutil.copyfile(server.log_path, ARTIFACTS / "guide-jupyterhub.log")
+        if log.exists():  # root's alone, as the hub's log is
+            shutil.copyfile(log, ARTIFACTS / "guide-jupyterhub.log")
             (ARTIFACTS / "guide-jupyterhub.log").chmod(0o600)
-        if (state / kithub.CLASS_FILE).exists():
-            kithub.teardown(state)
-        if state.exists():
-            kithub.remove_accounts(state)
-        for backup in tmp.glob("state.backup-*"):
-            shutil.rmtree(backup)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

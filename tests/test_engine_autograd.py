@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import autograd_core as torch
+from autograd_core import torch_warnings
 
 
 def leaf(*values):
@@ -263,7 +264,9 @@ def test_second_derivatives_through_ops(f, d2):
     assert math.isclose(h.item(), d2(0.8), rel_tol=1e-9)
 
 
-def test_create_graph_backward_fills_grad_with_a_recorded_tensor():
+def test_create_graph_backward_fills_grad_with_a_recorded_tensor(monkeypatch):
+    # the warning is shown once per process, as PyTorch's: forget that another test showed it
+    monkeypatch.setattr(torch_warnings, "_shown_once", set())
     x = torch.tensor(3.0, requires_grad=True)
     with pytest.warns(UserWarning, match="create_graph=True will create a reference cycle"):
         (x ** 3).backward(create_graph=True)

@@ -31,6 +31,16 @@ def test_saved_values_have_torchs_names_and_values(make, names):
     same(program)
 
 
+def test_a_node_lists_its_saved_values_among_its_attributes_as_torchs_does():
+    def program(m):
+        x = m.tensor([[0.5, 1.5], [2.0, 0.25]], requires_grad=True)
+        nodes = [(x * x).grad_fn, (x * 2).grad_fn, (x / 3).grad_fn, (x ** 2).grad_fn, x.exp().grad_fn,
+                 x.sin().grad_fn, x.clamp(0.1, 0.5).grad_fn, x.tanh().grad_fn]
+        return [sorted(n for n in dir(node) if n.startswith(("_saved_", "_raw_saved_"))) for node in nodes]
+
+    same(program)
+
+
 def test_saved_inputs_are_the_same_objects_and_a_saved_result_is_not():
     def program(m):
         a, b = m.ones(5, requires_grad=True), m.ones(5, requires_grad=True)
@@ -51,6 +61,7 @@ def test_saved_values_after_backward_and_unknown_names_raise_torchs_errors():
 
     same(freed)
     same(lambda m: m.ones(2, requires_grad=True).exp().grad_fn._saved_other)
+    same(lambda m: (m.ones(2, requires_grad=True) ** 2).grad_fn._raw_saved_exponent)  # a number: no raw form
 
 
 # --- saved_tensors_hooks -----------------------------------------------------------------------------

@@ -1123,3 +1123,37 @@ def test_backward_with_inputs_accumulates_into_a_leaf_through_its_hooks_like_tor
         return seen, x.grad, first is x.grad
 
     same(program)
+
+
+@st.composite
+def graphs_of_leaves(draw):
+    """Leaves, ops on earlier values (a value may be used many times), some values watched by a hook."""
+    leaves = draw(st.integers(1, 5))
+    steps = draw(st.lists(st.tuples(st.sampled_from(["add", "mul", "sub", "sin", "scale"]), st.integers(0, 100),
+                                    st.integers(0, 100), st.booleans()), min_size=1, max_size=14))
+    return leaves, steps
+
+
+def leaf_order(m, leaves, steps):
+    """The order in which backward reaches the leaves (their hooks run in AccumulateGrad), with a
+    hook on a few of the values between (``watch``): the nodes between run without hooks."""
+    xs = [m.tensor(float(k + 1) / 3, requires_grad=True) for k in range(leaves)]
+    order, values = [], list(xs)
+    for k, x in enumerate(xs):
+        x.register_hook(lambda g, k=k: order.append(k))
+    for n, (op, a, b, watch) in enumerate(steps, start=len(values)):
+        u, v = values[a % n], values[b % n]
+        made = (u + v if op == "add" else u * v if op == "mul" else u - v if op == "sub" else m.sin(u) if op == "sin"
+                else u * 1.5 + 0.25)
+        if watch and made.requires_grad:
+            made.register_hook(lambda g, n=n: order.append(f"value {n}"))
+        values.append(made)
+    out = sum(values[leaves:], m.tensor(0.0)) + sum(xs, m.tensor(0.0))  # every leaf is reached
+    out.backward()
+    return order, [x.grad for x in xs]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graphs_of_leaves())
+def test_backward_reaches_the_leaves_in_pytorchs_order_when_the_nodes_between_have_no_hooks(program):
+    same(lambda m: leaf_order(m, *program))

@@ -6,7 +6,9 @@ out-of-place, another formula, a helper in the same cell) and several wrong ones
 right values by a way the task rules out). Student ``k`` answers every task with its ``k``-th answer
 (the instructor's where a task has fewer), so a handful of students covers them all; each test
 checks one task's test cells for every student: full points for a right answer, exactly the cells
-the answer should fail for a wrong one, and every other task's cells untouched.
+the answer should fail for a wrong one, and every other task's cells untouched. Where one task's code
+calls another's (ps2's ``backward`` calls ``topological_order``), a wrong answer to the one is given
+to a student whose answer to the other is right, so it shows that it costs its own task's points only.
 
 The feedback tests read the pages ``kitgrade feedback`` makes for the same class: a written answer
 waiting for its grader shows as pending, and a hidden-test cell whose visible check failed shows
@@ -352,6 +354,22 @@ class Sigmoid(Function):  # saves its input: the values are right, the way is no
         return grad * out * (1.0 - out)''', {"test_sigmoid_saves_output"}),
     ]),
     "topological_order": (("test_topological_order", "test_topological_order_deep"), [
+        # The wrong orders go to students 0 and 5, whose backward (C.2, C.3) is right: backward's tests give it
+        # an order of their own, so a wrong order costs C.1's points only. Students 3 and 4 (a wrong backward)
+        # take the instructor's order.
+        ('''\
+def topological_order(root):  # recursive: right on shallow graphs, too deep for Python on a long chain
+    order, seen = [], set()
+
+    def visit(node):
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        for parent in node.parents:
+            visit(parent)
+        order.append(node)
+    visit(root)
+    return order''', {"test_topological_order_deep"}),
         ('''\
 def topological_order(root):  # Kahn's algorithm: count the users, then take nodes whose users are all placed
     nodes, users = [root], {id(root): 0}
@@ -385,19 +403,8 @@ def topological_order(root):  # depth first with an iterator per node on the sta
             stack.pop()
             order.append(node)
     return order''', RIGHT),
-        ('''\
-def topological_order(root):  # recursive: right on shallow graphs, too deep for Python on a long chain
-    order, seen = [], set()
-
-    def visit(node):
-        if id(node) in seen:
-            return
-        seen.add(id(node))
-        for parent in node.parents:
-            visit(parent)
-        order.append(node)
-    visit(root)
-    return order''', {"test_topological_order_deep"}),  # (backward, which uses it as C.2 says, fails its deep chain too)
+        (None, RIGHT),
+        (None, RIGHT),
         ('''\
 def topological_order(root):  # breadth first from the root, reversed: a shared parent can come too late
     order, seen = [root], {id(root)}
@@ -853,6 +860,16 @@ def test_the_first_wrong_node_from_the_root_is_named(course, where, grade_id, me
 def test_a_right_backward_passes_every_node_check(course, cell_scores):
     for cell in BACKWARD_CELLS:
         assert cell_scores[PS2]["s0"][cell] == (1, 1), _failed_message(course, PS2, "s0", cell)
+
+
+def test_a_wrong_topological_order_costs_only_its_own_points(course, cell_scores):
+    # a recursive order (student 0) and a breadth-first one (student 5), each with a right backward
+    cells, orders = PS2_TASKS["topological_order"]
+    for k, kind in ((0, "recursive"), (5, "breadth first")):
+        assert kind in orders[k][0] and _answer(PS2, "backward", k)[1] == RIGHT
+        scores = cell_scores[PS2][STUDENTS[PS2][k]]
+        lost = {cell for cell in (*cells, *BACKWARD_CELLS) if scores[cell][0] != scores[cell][1]}
+        assert lost == orders[k][1], {cell: _failed_message(course, PS2, STUDENTS[PS2][k], cell) for cell in lost}
 
 
 def test_a_hidden_graph_shows_the_student_the_count_only(course):

@@ -108,7 +108,13 @@ def _start(course, tmp):
     """``kitgrade autograde`` as an instructor starts it, with its own temporary folder to inspect."""
     return subprocess.Popen([*KITGRADE, "autograde", ASSIGNMENT, "--course", str(course), "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            env={**os.environ, "TMPDIR": str(tmp)})
+                            env={**os.environ, "TMPDIR": str(tmp)}, preexec_fn=_interruptible)
+
+
+def _interruptible():
+    """Ctrl-C as from a terminal: a test run started in the background (``pytest ... &``) would pass
+    on its ignored SIGINT, which the command keeps, as every program started so does."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_for_workers(process, before, count=2, seconds=120.0):
@@ -131,7 +137,9 @@ def _wait_for_workers(process, before, count=2, seconds=120.0):
 
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_stopped_run_says_what_it_graded_and_leaves_nothing_running(course, how, tmp_path):
-    _hand_in(course, [f"s{i}" for i in range(4)], extra="import time\ntime.sleep(8)")  # long enough to be stopped on a loaded machine
+    # each notebook sleeps longer than any machine takes to see the workers start: the run is stopped
+    # while it grades (with 8 s, a loaded machine once finished grading before the signal came)
+    _hand_in(course, [f"s{i}" for i in range(4)], extra="import time\ntime.sleep(120)")
     before = _grading_processes()
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -146,7 +154,9 @@ def test_a_stopped_run_says_what_it_graded_and_leaves_nothing_running(course, ho
     left = _wait_until_gone(before, 10)
     assert not left, "\n".join(left)
     assert list(tmp.iterdir()) == [], "temporary files left behind"
-    # a rerun grades everyone
+    # a rerun grades everyone (the same answers, without the sleep)
+    shutil.rmtree(course / "submitted")
+    _hand_in(course, [f"s{i}" for i in range(4)])
     assert kitgrade(["autograde", ASSIGNMENT, "--course", str(course), "--quiet"]) == 0
     report = json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())
     assert {s: r["score"] for s, r in report.items()} == {f"s{i}": 7 for i in range(4)}

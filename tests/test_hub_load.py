@@ -18,14 +18,11 @@ figures are measurements, not limits), only the bounds that stop a hung run.
 """
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import pwd
-import secrets
 import shutil
 import statistics
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -33,61 +30,31 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import free_port, unavailable
 from conftest import ROOT
 from hub_client import Student
-from hub_support import kithub, memory_of, run_as
+from hub_support import PS1, PS1_NOTEBOOK, memory_of, one_course_class, require_hub, run_as, served_class
 
 ARTIFACTS = ROOT / "artifacts" / "hub"
-HUB_ENV = (ROOT / ".venv-hub").resolve()
-PS1, PS1_NOTEBOOK = "ps1_autograd_basics", "autograd_basics.ipynb"
 LESSON = "lessons/en/01_recording_history.ipynb"
 STUDENTS = 30
 LESSON_CELLS = 4  # the lesson's first code cells: the engine imported, a graph recorded (bounded kernel work)
-IN_CI_NEEDS = "CI must run the hub's load test (.ci/run runs as root; `make test` builds .venv-hub)"
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 @pytest.fixture(scope="module")
 def crowd():
-    if os.geteuid() != 0:
-        unavailable("the load test creates system accounts: it runs as root", IN_CI_NEEDS)
-    if not (HUB_ENV / "bin" / "jupyterhub").exists() or not kithub.CHP.exists():
-        unavailable("the hub's environment is missing: run `make hub-env`", IN_CI_NEEDS)
-    state = Path(tempfile.mkdtemp(prefix="kit-load-"))
-    state.chmod(0o755)
-    tag = secrets.token_hex(2)
-    students = [f"s{n:02d}-{tag}" for n in range(STUDENTS)]
-    due = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)).strftime(kithub.TIME_FORMAT)
-    course = kithub.CourseSpec("ad101", grader=f"grader-{tag}-ad101", port=free_port(), instructors=[f"teach-{tag}"],
-                               students=students, assignments=[PS1], due={PS1: due})
-    spec = kithub.ClassSpec(state=str(state), courses=[course],
-                            passwords={p: kithub.new_password() for p in [*students, f"teach-{tag}"]},
-                            hub_port=free_port(), hub_api_port=free_port(), proxy_api_port=free_port(),
-                            python=str(HUB_ENV / "bin" / "python"))
-    server = kithub.Hub(spec, log_path=state.parent / f"{state.name}.log")
+    require_hub("the hub's load test")
+    spec = one_course_class("kit-load-", [f"s{n:02d}" for n in range(STUDENTS)])
+    log = spec.root.parent / f"{spec.root.name}.log"
     try:
-        started = time.monotonic()
-        kithub.setup(spec, log=lambda line: None)
-        spec.set_up_seconds = time.monotonic() - started
-        server.start()
-        spec.server = server
-        yield spec
+        with served_class(spec, log_path=log) as served:
+            yield served
     finally:
-        server.stop()
-        if (state / kithub.CLASS_FILE).exists():
-            kithub.teardown(state)
-        if state.exists():
-            kithub.remove_accounts(state)
-            shutil.rmtree(state, ignore_errors=True)
-        for backup in state.parent.glob(f"{state.name}.backup-*"):
-            shutil.rmtree(backup)
-        if Path(server.log_path).exists():  # the hub's log of the run, root's alone
+        if log.exists():  # the hub's log of the run, root's alone
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            shutil.move(server.log_path, ARTIFACTS / "load-jupyterhub.log")
+            shutil.move(log, ARTIFACTS / "load-jupyterhub.log")
             (ARTIFACTS / "load-jupyterhub.log").chmod(0o600)
-        assert not any(kithub.account_exists(a) for a in spec.accounts()), "accounts left behind"
 
 
 class Sampler(threading.Thread):

@@ -61,6 +61,62 @@ def test_one_image_without_a_batch_dimension_and_float32():
     same(program)
 
 
+SIGNALS = RNG.standard_normal((2, 4, 11))
+FILTERS_1D = RNG.standard_normal((6, 4, 3))
+CONVS_1D = [
+    dict(), dict(stride=2), dict(padding=2), dict(dilation=2, padding=1, stride=3), dict(groups=2),
+    dict(padding="same"), dict(padding="same", dilation=3), dict(padding="valid"), dict(groups=2, bias=False),
+]
+
+
+@pytest.mark.parametrize("options", CONVS_1D, ids=str)
+def test_conv1d_values_gradients_and_second_derivatives(options):
+    def program(m):
+        options_ = dict(options)
+        groups = options_.get("groups", 1)
+        x, w = leaf(m, SIGNALS), leaf(m, FILTERS_1D[:, :4 // groups])
+        b = None if options_.pop("bias", True) is False else leaf(m, BIAS)
+        y = m.nn.functional.conv1d(x, w, b, **options_)
+        loss = (y * y.sin()).sum()
+        gx, gw = m.autograd.grad(loss, (x, w), create_graph=True)
+        (gx.pow(2).sum() + (gw * gw.cos()).sum()).backward()
+        return y, gx.detach(), gw.detach(), x.grad, w.grad, None if b is None else b.grad
+
+    same(program)
+
+
+def test_conv1d_layer_prints_starts_and_learns_as_pytorchs():
+    def program(m):
+        m.manual_seed(0)
+        layers = [m.nn.Conv1d(4, 6, 3), m.nn.Conv1d(4, 6, 5, stride=2, padding=2, dilation=2, groups=2, bias=False),
+                  m.nn.Conv1d(4, 6, 3, padding="same")]
+        x = m.tensor(SIGNALS.tolist(), requires_grad=True)
+        y = layers[0](x)
+        y.sum().backward()
+        one = layers[2](x[0])  # one signal (C, L), without a batch dimension
+        return ([repr(layer) for layer in layers], [p.detach() for layer in layers for p in layer.parameters()],
+                y, x.grad, layers[0].weight.grad, layers[0].bias.grad, one.grad_fn, one.shape)
+
+    same(program)
+
+
+CONV1D_ERRORS = [
+    lambda m: m.nn.Conv1d(1, 6, 5)(m.ones(2, 3, 28)),
+    lambda m: m.nn.Conv1d(1, 6, 5)(m.ones(2, 1, 2, 28)),
+    lambda m: m.nn.Conv1d(1, 6, 5)(m.ones(1, 1, 4)),
+    lambda m: m.nn.Conv1d(1, 6, 3, padding="same", stride=2),
+    lambda m: m.nn.functional.conv1d(m.ones(1, 1, 5), m.ones(2, 3)),
+    lambda m: m.nn.functional.conv1d(m.ones(1, 1, 5), m.ones(2, 1, 3), m.ones(3)),
+    lambda m: m.nn.functional.conv1d(m.ones(1, 1, 5), m.ones(2, 1, 3), stride=0),
+    lambda m: m.nn.functional.conv1d(m.ones(1, 1, 5), m.ones(1, 1, 3), padding="same", stride=2),
+]
+
+
+@pytest.mark.parametrize("program", CONV1D_ERRORS)
+def test_conv1d_errors_are_pytorchs(program):
+    same(program)
+
+
 def test_unfold_and_fold_are_each_others_gradient():
     def program(m):
         x = leaf(m, IMAGES)

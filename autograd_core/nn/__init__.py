@@ -5,7 +5,7 @@
     module.py      Module: parameters(), zero_grad(), train()/eval(), state_dict(), printing
     container.py   Sequential
     layers.py      Linear, LazyLinear, ReLU, Sigmoid, Tanh, Softmax, Flatten, Identity
-    conv.py        Conv2d, LazyConv2d, F.conv2d, F.unfold/F.fold (im2col: a convolution as a matrix product)
+    conv.py        Conv2d, Conv1d, LazyConv2d, F.conv2d, F.conv1d, F.unfold/F.fold (im2col: a convolution as a matrix product)
     pooling.py     MaxPool2d, AvgPool2d, AdaptiveAvgPool2d and their functions
     dropout.py     Dropout, F.dropout (PyTorch's masks)
     embedding.py   Embedding, F.embedding (a table of vectors looked up by index)
@@ -20,7 +20,7 @@
 from . import functional, init
 from .batchnorm import BatchNorm1d, BatchNorm2d
 from .container import Sequential
-from .conv import Conv2d, LazyConv2d
+from .conv import Conv1d, Conv2d, LazyConv2d
 from .dropout import Dropout
 from .embedding import Embedding
 from .layers import Flatten, Identity, LazyLinear, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh

@@ -1,4 +1,4 @@
-"""Convolution: ``nn.Conv2d`` and ``F.conv2d``, with ``F.unfold``/``F.fold`` (im2col and col2im).
+"""Convolution: ``nn.Conv2d``, ``nn.Conv1d``, ``F.conv2d``, ``F.conv1d``, with ``F.unfold``/``F.fold`` (im2col and col2im).
 
 A convolution is a matrix product in disguise. ``unfold`` copies every window the kernel sees
 into a column (im2col): an image (N, C, H, W) becomes (N, C*kh*kw, L), one column per output
@@ -9,6 +9,7 @@ is written with these two and matrix products, and a second derivative comes for
 
 The numbers are PyTorch's up to float32 rounding (PyTorch's CPU convolution sums in another
 order); the graph node is ``ConvolutionBackward0`` and the initial weights are PyTorch's bits.
+A 1-d convolution is the 2-d one on signals of height 1 (N, C, 1, L), inside the same node.
 """
 from __future__ import annotations
 
@@ -27,6 +28,10 @@ from .parameter import Parameter, UninitializedParameter
 
 def _pair(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x, x)
+
+
+def _single(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
 def _sizes(x):
@@ -127,30 +132,31 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 # -- the convolution ------------------------------------------------------------------------
 
 class ConvolutionBackward0(Op):
-    """``conv2d(input, weight, bias)``: im2col, then one matrix product per group."""
+    """``conv2d(input, weight, bias)``: im2col, then one matrix product per group. ``conv1d``'s
+    signals (N, C, L) are computed as images of height 1 (its geometry comes in 2-d form)."""
 
     @staticmethod
     def forward(ctx, input, weight, bias, stride, pads, dilation, groups):
         ctx.save_for_backward(input, weight)
         ctx.geometry = (stride, pads, dilation, groups)
-        x, w = input._data, weight._data
-        n, c, h, wd = x.shape
-        o, cg, kh, kw = w.shape
-        ho = out_size(h, kh, stride[0], pads[0], pads[1], dilation[0])
-        wo = out_size(wd, kw, stride[1], pads[2], pads[3], dilation[1])
-        view = windows(x, (kh, kw), stride, pads, dilation, (ho, wo))  # (N, C, Ho, Wo, kh, kw)
-        # columns (G, N*Ho*Wo, C/G*kh*kw) times weights (G, C/G*kh*kw, O/G)
-        cols = view.reshape(n, groups, cg, ho, wo, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6)
-        cols = cols.reshape(groups, n * ho * wo, cg * kh * kw)
-        out = np.matmul(cols, w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1))
-        out = out.reshape(groups, n, ho, wo, o // groups).transpose(1, 0, 4, 2, 3).reshape(n, o, ho, wo)
-        if bias is not None:
-            out = out + bias._data.reshape(o, 1, 1)
-        return np.ascontiguousarray(out)
+        x, w, b = input._data, weight._data, None if bias is None else bias._data
+        if x.ndim == 3:  # conv1d
+            return np.ascontiguousarray(_convolve(x[:, :, None, :], w[:, :, None, :], b, stride, pads, dilation,
+                                                  groups)[:, :, 0, :])
+        return _convolve(x, w, b, stride, pads, dilation, groups)
 
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
+        if input.ndim == 3:  # conv1d: the 2-d formula on height 1, and back to signals
+            grad_input, grad_weight, grad_bias = ConvolutionBackward0._backward(
+                ctx, input.unsqueeze(2), weight.unsqueeze(2), grad.unsqueeze(2))
+            return (None if grad_input is None else grad_input.squeeze(2),
+                    None if grad_weight is None else grad_weight.squeeze(2), grad_bias)
+        return ConvolutionBackward0._backward(ctx, input, weight, grad)
+
+    @staticmethod
+    def _backward(ctx, input, weight, grad):
         stride, pads, dilation, groups = ctx.geometry
         need_input, need_weight, need_bias = ctx.needs_input_grad
         n, c, h, w = input.shape
@@ -172,6 +178,23 @@ class ConvolutionBackward0(Op):
         if need_bias:
             grad_bias = grad.sum((0, 2, 3))
         return grad_input, grad_weight, grad_bias
+
+
+def _convolve(x, w, b, stride, pads, dilation, groups):
+    """The convolution of arrays: images x (N, C, H, W), weights w (O, C/G, kh, kw), bias b (O,) or None."""
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    ho = out_size(h, kh, stride[0], pads[0], pads[1], dilation[0])
+    wo = out_size(wd, kw, stride[1], pads[2], pads[3], dilation[1])
+    view = windows(x, (kh, kw), stride, pads, dilation, (ho, wo))  # (N, C, Ho, Wo, kh, kw)
+    # columns (G, N*Ho*Wo, C/G*kh*kw) times weights (G, C/G*kh*kw, O/G)
+    cols = view.reshape(n, groups, cg, ho, wo, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6)
+    cols = cols.reshape(groups, n * ho * wo, cg * kh * kw)
+    out = np.matmul(cols, w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1))
+    out = out.reshape(groups, n, ho, wo, o // groups).transpose(1, 0, 4, 2, 3).reshape(n, o, ho, wo)
+    if b is not None:
+        out = out + b.reshape(o, 1, 1)
+    return np.ascontiguousarray(out)
 
 
 def _check_positive(stride, padding, dilation):
@@ -233,12 +256,56 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return ConvolutionBackward0.apply(input, weight, bias, stride=stride, pads=pads, dilation=dilation, groups=groups)
 
 
-class Conv2d(Module):
-    """A 2-d convolution layer: ``out_channels`` filters of ``in_channels/groups x kernel_size``.
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-d convolution of a batch of signals (N, C, L), or one signal (C, L), with ``weight``
+    (O, C/groups, k): the 2-d one on signals of height 1, in the same graph node."""
+    stride, dilation = _single(stride), _single(dilation)
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of size: "
+                           f"{_sizes(input.shape)}")
+    if input.ndim == 2:  # one signal: a batch of one, and PyTorch's SqueezeBackward1 on the way out
+        return conv1d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise RuntimeError(f"Invalid padding string: {padding!r}")
+        if padding == "valid":
+            pads = (0, 0)
+        else:
+            if stride != (1,):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            pads = _same_pads(weight.shape[-1:], dilation)
+    else:
+        pads = 2 * _single(padding)
+    _check_positive(stride, pads, dilation)
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype.legacy_name[:-6]} but found "
+                           f"{weight.dtype.legacy_name[:-6]}")
+    if weight.shape[1] * groups != input.shape[1]:
+        raise RuntimeError(f"Given groups={groups}, weight of size {_sizes(weight.shape)}, expected "
+                           f"input{_sizes(input.shape)} to have {weight.shape[1] * groups} channels, but got "
+                           f"{input.shape[1]} channels instead")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
+        raise RuntimeError(f"Given weight of size {_sizes(weight.shape)}, expected bias to be 1-dimensional with "
+                           f"{weight.shape[0]} elements, but got bias of size {_sizes(bias.shape)} instead")
+    padded, span = input.shape[2] + pads[0] + pads[1], dilation[0] * (weight.shape[2] - 1) + 1
+    if padded < span:
+        raise RuntimeError(f"Calculated padded input size per channel: ({padded}). Kernel size: ({span}). "
+                           "Kernel size can't be greater than actual input size")
+    return ConvolutionBackward0.apply(input, weight, bias, stride=(1, *stride), pads=(0, 0, *pads),
+                                      dilation=(1, *dilation), groups=groups)
+
+
+class _ConvNd(Module):
+    """What Conv1d and Conv2d share: ``out_channels`` filters of ``in_channels/groups x kernel_size``.
 
     Weights and bias start as PyTorch's do (``kaiming_uniform_(a=sqrt(5))``: uniform within
-    ``1/sqrt(fan_in)``, fan_in = in_channels/groups * kh * kw): the same numbers after ``manual_seed``.
+    ``1/sqrt(fan_in)``, fan_in = in_channels/groups * the kernel's size): the same numbers after ``manual_seed``.
     """
+
+    _tuple = None  # a size as a tuple of the layer's dimensions: _single or _pair
+    _convolution = None  # conv1d or conv2d
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                  padding_mode="zeros", device=None, dtype=None):
@@ -253,19 +320,19 @@ class Conv2d(Module):
             valid = {"same", "valid"}  # (printed as a set, in this process's order, as PyTorch prints it)
             if padding not in valid:
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of {valid}")
-            if padding == "same" and any(s != 1 for s in _pair(stride)):
+            if padding == "same" and any(s != 1 for s in self._tuple(stride)):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
             raise ValueError(f"padding_mode must be one of ['zeros', 'reflect', 'replicate', 'circular'], but got "
                              f"padding_mode='{padding_mode}'")
         if padding_mode != "zeros":
             raise NotImplementedError(f"padding_mode={padding_mode!r} is beyond autograd_core; the engine's "
-                                      "Conv2d pads with zeros (padding_mode='zeros')")
+                                      f"{type(self).__name__} pads with zeros (padding_mode='zeros')")
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
-        self.padding = padding if isinstance(padding, str) else _pair(padding)
-        self.dilation, self.groups, self.padding_mode = _pair(dilation), groups, padding_mode
-        self.transposed, self.output_padding = False, (0, 0)
+        self.kernel_size, self.stride = self._tuple(kernel_size), self._tuple(stride)
+        self.padding = padding if isinstance(padding, str) else self._tuple(padding)
+        self.dilation, self.groups, self.padding_mode = self._tuple(dilation), groups, padding_mode
+        self.transposed, self.output_padding = False, self._tuple(0)
         self.weight = Parameter(creation.empty(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype))
         if bias:
             self.bias = Parameter(creation.empty(out_channels, dtype=dtype))
@@ -276,19 +343,20 @@ class Conv2d(Module):
     def reset_parameters(self):
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
-            fan_in = self.weight.shape[1] * self.kernel_size[0] * self.kernel_size[1]
+            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
             if fan_in != 0:
                 bound = 1 / math.sqrt(fan_in)
                 init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
-        return conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return type(self)._convolution(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                                       self.groups)
 
     def extra_repr(self):
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-        if self.padding != (0, 0):
+        if self.padding != self._tuple(0):
             s += f", padding={self.padding}"
-        if self.dilation != (1, 1):
+        if self.dilation != self._tuple(1):
             s += f", dilation={self.dilation}"
         if self.groups != 1:
             s += f", groups={self.groups}"
@@ -298,6 +366,19 @@ class Conv2d(Module):
             s += f", padding_mode={self.padding_mode}"
         return s
 
+
+class Conv2d(_ConvNd):
+    """A 2-d convolution layer over images (N, C, H, W): ``nn.Conv2d(1, 6, kernel_size=5, padding=2)``."""
+
+    _tuple = staticmethod(_pair)
+    _convolution = staticmethod(conv2d)
+
+
+class Conv1d(_ConvNd):
+    """A 1-d convolution layer over signals (N, C, L): ``nn.Conv1d(3, 8, kernel_size=5, padding=2)``."""
+
+    _tuple = staticmethod(_single)
+    _convolution = staticmethod(conv1d)
 
 
 class LazyConv2d(LazyModuleMixin, Conv2d):

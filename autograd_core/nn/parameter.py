@@ -6,6 +6,7 @@ A parameter is nothing more than what lesson 2 called a leaf: ``requires_grad=Tr
 """
 from __future__ import annotations
 
+from .. import _speed
 from ..tensor import Tensor
 
 
@@ -33,6 +34,9 @@ class Parameter(Tensor):
 
     def __init__(self, data=None, requires_grad=True):
         pass  # (made in __new__: Tensor's own __init__ is the legacy constructor torch.Tensor(data))
+
+
+_speed.takes_shortcuts(Parameter)  # a Parameter is computed with exactly as a Tensor is
 
 
 # PyTorch's words when an uninitialized parameter is used (it names the function; the engine

@@ -43,18 +43,21 @@ c.Spawner.environment = {
     "KIT_LESSONS": str(spec.lessons_copy),
     "KIT_HUB_STATE": str(spec.root),  # a terminal's login shell puts PATH back from it (kithub.write_commands)
     "SHELL": "/bin/bash",
+    # the user's own runtime folder (made by the pre-spawn hook): the kernels' sockets, not ports
+    "JUPYTER_RUNTIME_DIR": lambda spawner: str(spec.runtime(spawner.user.name)),
 }
 c.Spawner.http_timeout = 60
 c.Spawner.start_timeout = 90
 
 
-def give_lessons(spawner):
-    """The student's own copy of the lessons, on the first start of their server."""
+def before_the_server_starts(spawner):
+    """The student's own copy of the lessons, on the first start of their server; their runtime folder."""
     account = pwd.getpwnam(spawner.user.name)
     lessons.give_lessons(spec.lessons_copy, Path(account.pw_dir), account.pw_uid, account.pw_gid)
+    kithub.private_runtime(spec, spawner.user.name)
 
 
-c.Spawner.pre_spawn_hook = give_lessons
+c.Spawner.pre_spawn_hook = before_the_server_starts
 
 # ---- courses: groups, roles, and a grader service per course ----
 groups, roles, services = {}, [], []
@@ -75,6 +78,7 @@ for course in spec.courses:
             "PATH": spec.path(),
             "JUPYTER_CONFIG_PATH": str(spec.jupyter_config("grader")),
             "JUPYTERHUB_DEFAULT_URL": "/lab",
+            "JUPYTER_RUNTIME_DIR": str(spec.runtime(course.grader)),  # made at set-up
             "KIT_HUB_STATE": str(spec.root),
             "SHELL": "/bin/bash",
         },
@@ -82,9 +86,10 @@ for course in spec.courses:
     })
     services.append({
         # the clerk: takes each submission out of reach as it arrives, at the time it arrived
-        # (grader/hub_exchange.py); the students never run it, so they do not set its clock
+        # (grader/hub_exchange/clerk.py); the students never run it, so they do not set its clock
         "name": f"{cid}-clerk",
-        "command": [str(spec.python), "-m", "grader.hub_exchange", "--exchange", str(spec.exchange), "--course", cid],
+        "command": [str(spec.python), "-m", "grader.hub_exchange", "--exchange", str(spec.exchange), "--course", cid,
+                    "--kept-mib", str(course.kept_mib_per_student)],
         "user": course.grader,
         "cwd": str(course.directory(spec)),
         "environment": {"PATH": spec.path()},

@@ -75,6 +75,7 @@ class CourseSpec:
     due: dict[str, str] = field(default_factory=dict)       # assignment -> "YYYY-MM-DD HH:MM:SS UTC"
     extensions: dict[str, dict[str, float]] = field(default_factory=dict)  # assignment -> student -> hours
     late_penalty: str = "none"       # nbgrader's LateSubmissionPlugin.penalty_method: "none" or "zero"
+    kept_mib_per_student: int = 1024  # what the grader keeps of one student's submissions (the clerk's copies)
 
     def directory(self, spec: "ClassSpec") -> Path:
         return spec.home(self.grader) / self.course_id
@@ -121,6 +122,13 @@ class ClassSpec:
 
     def path(self) -> str:
         return f"{self.bin}:{self.root / 'bin'}:/usr/local/bin:/usr/bin:/bin"
+
+    def runtime(self, account: str) -> Path:
+        """The account's own folder for its Jupyter runtime files (``JUPYTER_RUNTIME_DIR``): its kernels'
+        sockets are files there, mode 700, not ports on 127.0.0.1 that any account can connect to
+        (a classmate would read the kernel's every output on its iopub port). Named by uid: short,
+        as a socket's path must be."""
+        return self.root / "run" / str(pwd.getpwnam(account).pw_uid)
 
     def jupyter_config(self, role: str) -> Path:
         """The extra Jupyter config folder of user servers (``student``) or grader services (``grader``)."""
@@ -306,12 +314,26 @@ from nbgrader.auth import JupyterHubAuthPlugin
 c.Authenticator.plugin_class = JupyterHubAuthPlugin
 # Submissions arrive whole, readable by the course's grader group only (not by other students).
 c.ExchangeFactory.submit = "grader.hub_exchange.PrivateSubmit"
+# Validate's kernel talks over sockets in the student's own runtime folder, not ports on 127.0.0.1
+# (where any account could listen to it); nbgrader names no connection file, so a prefix is given.
+import os
+if os.environ.get("JUPYTER_RUNTIME_DIR"):
+    c.KernelManager.transport = "ipc"
+    c.KernelManager.ip = os.path.join(os.environ["JUPYTER_RUNTIME_DIR"], "validate")
 '''
 
 SERVER_CONFIG = '''\
 c = get_config()
 # No language servers here: the extension only slows every server's start.
 c.ServerApp.jpserver_extensions = {"jupyter_lsp": False}
+# Kernels talk over sockets in the account's own runtime folder (JUPYTER_RUNTIME_DIR, mode 700), not
+# over ports on 127.0.0.1, where any account could subscribe to a kernel's outputs.
+c.KernelManager.transport = "ipc"
+'''
+
+STUDENT_SERVER_CONFIG = SERVER_CONFIG + '''\
+# The Assignments panel shows a refusal of the exchange as its one clear line, not nbgrader's traceback.
+c.ServerApp.jpserver_extensions["grader.hub_exchange.panel"] = True
 '''
 
 GRADER_SERVER_CONFIG = SERVER_CONFIG + '''\
@@ -322,11 +344,14 @@ c.ServerApp.tornado_settings = {"headers": {"Content-Security-Policy": "frame-an
 COURSE_HUB_SETTINGS = '''
 # On the hub (kithub.py): the shared exchange has a folder per course; collect takes each
 # submission at the time it arrived (the clerk's, not the student's) and sets aside anything
-# not owned by the student it names (grader/hub_exchange.py).
+# not owned by the student it names (grader/hub_exchange/).
 c.Exchange.path_includes_course = True
 c.ExchangeFactory.collect = "grader.hub_exchange.GuardedCollect"
 # what late work costs: "none" (marked late only) or "zero" (class.json's late_penalty)
 c.LateSubmissionPlugin.penalty_method = {penalty!r}
+# what the grader keeps of one student's submissions; beyond it they stay in inbound/, reported
+# (class.json's kept_mib_per_student; the course's clerk has the same)
+c.GuardedCollect.kept_mib = {kept}
 '''
 
 
@@ -340,7 +365,7 @@ def write_jupyter_config(spec: ClassSpec) -> None:
                                                                           extra=extra))
         disabled = {name: True for name in STUDENT_DISABLED_EXTENSIONS} if role == "student" else {}
         (folder / "labconfig" / "page_config.json").write_text(json.dumps({"disabledExtensions": disabled}, indent=1))
-        (folder / "jupyter_server_config.py").write_text(GRADER_SERVER_CONFIG if role == "grader" else SERVER_CONFIG)
+        (folder / "jupyter_server_config.py").write_text(GRADER_SERVER_CONFIG if role == "grader" else STUDENT_SERVER_CONFIG)
     for path in [spec.root / "jupyter", *spec.root.joinpath("jupyter").rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
 
@@ -424,6 +449,10 @@ def setup(spec: ClassSpec, log=print) -> ClassSpec:
     if not CHP.exists():
         raise SetupError(f"configurable-http-proxy is not installed ({CHP} missing): run `make hub-env`")
     _check_environment(spec)
+    _check_socket_paths(spec)
+    if _readable_by_all(Path(spec.exercises)):
+        log(f"warning: {spec.exercises} (the course's solutions and hidden tests) can be read by every account of "
+            f"this machine, the students' included: close it (chmod o-rwx {Path(spec.exercises).parent})")
     if spec.root.is_dir() and any(spec.root.iterdir()) and not (spec.root / CLASS_FILE).exists():
         raise SetupError(f"{spec.root} is not empty and holds no class; give --state a new folder")
     spec.root.mkdir(parents=True, exist_ok=True)
@@ -432,7 +461,12 @@ def setup(spec: ClassSpec, log=print) -> ClassSpec:
     spec.save()
     create_accounts(spec)
     spec.exchange.mkdir(exist_ok=True)
-    spec.exchange.chmod(0o777)  # nbgrader's exchange root: world-writable; its release insists on exactly 777
+    # nbgrader's exchange root: writable by all (its release insists on rwx for all), and sticky, or a
+    # student could rename a course's folder away and put one of their own in its place (its inbound/
+    # theirs: every classmate's submission theirs to read)
+    spec.exchange.chmod(0o1777)
+    for account in spec.graders():
+        private_runtime(spec, account)
     write_jupyter_config(spec)
     write_commands(spec)
     releases = []
@@ -444,7 +478,7 @@ def setup(spec: ClassSpec, log=print) -> ClassSpec:
             _run([str(spec.bin / "kitgrade"), "init", str(directory), "--course-id", course.course_id,
                   "--exchange", str(spec.exchange), "--exercises", str(give_exercises(spec, course))], **run)
             with open(directory / "nbgrader_config.py", "a") as config:
-                config.write(COURSE_HUB_SETTINGS.format(penalty=course.late_penalty))
+                config.write(COURSE_HUB_SETTINGS.format(penalty=course.late_penalty, kept=course.kept_mib_per_student))
         log(f"{course.course_id}: kitgrade release {' '.join(course.assignments)} (each proven before it goes out)")
         command = [str(spec.bin / "kitgrade"), "release", *course.assignments]
         releases.append((command, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -469,6 +503,39 @@ def _check_environment(spec: ClassSpec) -> None:
         raise SetupError(f"the hub's environment {Path(spec.python).parent.parent} has the kit installed in "
                          f"editable mode ({path.name}): the students' servers would read the course from the "
                          "checkout. Run `make hub-env` (it installs a copy of the kit)")
+
+
+#: a socket's path holds at most 107 bytes (``sun_path``); a kernel's longest is its connection file's
+#: name and ``-ipc-N`` in the runtime folder
+SOCKET_PATH_MAX = 107
+LONGEST_SOCKET = "/kernel-00000000-0000-0000-0000-000000000000-ipc-99"
+
+
+def private_runtime(spec: ClassSpec, account: str) -> Path:
+    """The account's runtime folder (``ClassSpec.runtime``), made if missing: its own, mode 700."""
+    info = pwd.getpwnam(account)
+    (spec.root / "run").mkdir(mode=0o711, exist_ok=True)
+    (spec.root / "run").chmod(0o711)  # nobody lists whose folders there are
+    folder = spec.runtime(account)
+    folder.mkdir(mode=0o700, exist_ok=True)
+    os.chown(folder, info.pw_uid, info.pw_gid)
+    folder.chmod(0o700)
+    return folder
+
+
+def _check_socket_paths(spec: ClassSpec) -> None:
+    longest = len(str(spec.root / "run" / "4294967295")) + len(LONGEST_SOCKET)
+    if longest > SOCKET_PATH_MAX:
+        raise SetupError(f"the state folder's path ({spec.root}) is too long: the kernels' sockets in "
+                         f"{spec.root / 'run'} would need {longest} characters, and a socket's path holds "
+                         f"{SOCKET_PATH_MAX}. Give --state a shorter path")
+
+
+def _readable_by_all(path: Path) -> bool:
+    """Whether any account of the machine can list ``path`` (every folder above it searchable by all)."""
+    if not path.is_dir() or not path.stat().st_mode & 0o004:
+        return False
+    return all(parent.stat().st_mode & 0o001 for parent in path.parents)
 
 
 def _check_reachable(spec: ClassSpec) -> None:
@@ -503,6 +570,8 @@ class Hub:
         hub_dir = self.spec.root / "hub"
         hub_dir.mkdir(exist_ok=True)
         hub_dir.chmod(0o700)
+        for account in self.spec.graders():  # (a class set up before the runtime folders has none yet)
+            private_runtime(self.spec, account)
         # the servers' output is in it (their nbgrader's too): root's alone
         self._log = os.fdopen(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a")
         self.log_path.chmod(0o600)

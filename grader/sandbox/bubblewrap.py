@@ -206,6 +206,18 @@ def readable_paths() -> tuple[str, ...]:
     return tuple(p for p in paths if os.path.lexists(p))
 
 
+def allow_list_entries_of_tmp() -> list[str]:
+    """The entries of ``/tmp`` that hold something of the allow-list (a kit or Python under ``/tmp``)."""
+    if not installed_under_tmp():
+        return []
+    names = set()
+    for path in readable_paths():
+        real = os.path.realpath(path)
+        if real.startswith("/tmp/"):
+            names.add(real.split("/")[2])
+    return [os.path.join("/tmp", name) for name in sorted(names)]
+
+
 def _links_and_target(path: str) -> tuple[list[tuple[str, str]], str]:
     """The symbolic links met on the way to ``path`` (link, where it points) and the real path."""
     links, resolved, parts = [], "/", [p for p in path.split("/") if p]

@@ -18,7 +18,7 @@ import resource
 import signal
 import sys
 
-from . import landlock, mounts, seccomp
+from . import bubblewrap, landlock, mounts, seccomp
 from .namespaces import EXTRA_TASKS
 from . import scratch as scratch_files
 from .audit import AuditHook
@@ -115,7 +115,7 @@ def _set_up(template, policy, commands: int, replies: int, scratch_fd: int, sand
         os.close(scratch_fd)
         scratch = policy["scratch_dir"]
         os.chdir(scratch)  # before /tmp shows the scratch folder (its path under /tmp is then gone)
-        tmp_mapped = mounts.map_tmp(scratch)
+        tmp_mapped = mounts.map_tmp(scratch, bubblewrap.allow_list_entries_of_tmp())
         if tmp_mapped:
             scratch = "/tmp"
     keep = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": os.environ.get("LANG", "C.UTF-8")}

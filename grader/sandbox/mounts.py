@@ -46,8 +46,10 @@ def installed_under_tmp() -> str | None:
     return None
 
 
-def map_tmp(scratch: str) -> bool:
-    """Make ``/tmp`` show ``scratch`` for this process only; True if it worked."""
+def map_tmp(scratch: str, read_only_from_tmp=()) -> bool:
+    """Make ``/tmp`` show ``scratch`` for this process only; True if it worked. ``read_only_from_tmp``:
+    the entries of the real ``/tmp`` that hold something of the allow-list (a kit or Python under
+    ``/tmp``), bound into it read-only first."""
     if _LIBC is None or not os.path.isdir("/tmp"):
         return False
     uid, gid = os.getuid(), os.getgid()
@@ -65,24 +67,12 @@ def map_tmp(scratch: str) -> bool:
             return False
     if not _mount(b"none", b"/", _MS_REC | _MS_PRIVATE):
         return False
-    if installed_under_tmp():
+    if read_only_from_tmp:
         try:
-            _bind_read_only(_imported_from_tmp(), scratch)
+            _bind_read_only(list(read_only_from_tmp), scratch)
         except (SetupFailed, OSError):
             return False
     return _mount(os.fsencode(scratch), b"/tmp", _MS_BIND | _MS_REC)
-
-
-def _imported_from_tmp() -> list[str]:
-    """The entries of ``/tmp`` that hold something of the allow-list (a kit or Python under ``/tmp``)."""
-    from .bubblewrap import readable_paths
-
-    names = set()
-    for path in readable_paths():
-        real = os.path.realpath(path)
-        if real.startswith("/tmp/"):
-            names.add(real.split("/")[2])
-    return [os.path.join("/tmp", name) for name in sorted(names)]
 
 
 def _bind_read_only(sources: list[str], folder: str) -> None:

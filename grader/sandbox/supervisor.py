@@ -28,6 +28,7 @@ from nbgrader import utils as nbgrader_utils
 
 from ..checks import StudentCodeError
 from ..student_language import notebook_language, say
+from .outputs import error_output, keep_output, well_formed
 from .policy import SandboxPolicy
 from .protocol import MAX_JSON_DEPTH, TOO_MANY_THREADS, Closed, ProtocolError, Reader, TimedOut, nesting_depth, send
 from .recorder import clip
@@ -216,13 +217,13 @@ def run_notebook(zygote, nb, policy: SandboxPolicy, instructor_sources: dict | N
             if kind == "trusted test":
                 report.trusted_tests.append(label[0])
                 if not process.alive:  # no answers can come: the test's own work would only spend the class's time
-                    _keep(cell, _not_run(process), budget, always=True)
+                    keep_output(cell, _not_run(process), budget, always=True)
                     continue
                 outputs, _ = trusted.run_test(source, budget[0])
                 report.findings.extend(f"{label[0]}: hidden check failed (not shown to the student): {failure}"
                                        for failure in trusted.hidden_failures)
                 for output in outputs:
-                    _keep(cell, output, budget, always=output["output_type"] == "error")
+                    keep_output(cell, output, budget, always=output["output_type"] == "error")
                 continue
             if kind == "in-process test":
                 report.in_process_tests.append(label[0])
@@ -231,21 +232,21 @@ def run_notebook(zygote, nb, policy: SandboxPolicy, instructor_sources: dict | N
             if kind == "instructor":
                 trusted.run_setup(source)
             if reply is None:
-                _keep(cell, _not_run(process), budget, always=True)
+                keep_output(cell, _not_run(process), budget, always=True)
                 continue
             count = reply.get("execution_count")
             cell.execution_count = count if isinstance(count, int) else None
             for output in reply.get("outputs") if isinstance(reply.get("outputs"), list) else []:
-                if _well_formed(output):
+                if well_formed(output):
                     if nesting_depth(output) > MAX_JSON_DEPTH:
                         report.findings.append(f"{label[0]}: an output nested more than {MAX_JSON_DEPTH} levels "
                                                "deep was dropped")
-                    _keep(cell, output, budget, always=output["output_type"] == "error" and kind != "student")
+                    keep_output(cell, output, budget, always=output["output_type"] == "error" and kind != "student")
             if reply.get("interrupted"):
-                _keep(cell, _error("CellTimeoutError", f"the cell ran longer than {limits.cell_timeout:g} s"),
+                keep_output(cell, error_output("CellTimeoutError", f"the cell ran longer than {limits.cell_timeout:g} s"),
                       budget, always=True)
             elif reply.get("error") is True and not any(o.output_type == "error" for o in cell.outputs):
-                _keep(cell, _error("CellError", "the cell failed"), budget, always=True)
+                keep_output(cell, error_output("CellError", "the cell failed"), budget, always=True)
             notes = reply.get("notes")
             if isinstance(notes, list):
                 # a test cell's notes are always kept: a flood in the student's cells must not hide them
@@ -301,52 +302,11 @@ def _classify(cell, instructor_sources: dict | None) -> tuple[str, str]:
     return "student", source
 
 
-def _keep(cell, output: dict, budget: list, always: bool = False) -> None:
-    """Add an output to a cell within the notebook's budget (a test's error output always, clipped)."""
-    if nesting_depth(output) > MAX_JSON_DEPTH:  # nbformat and nbgrader would fail on it in the instructor's process
-        output = _error("OutputTooDeep", f"an output nested more than {MAX_JSON_DEPTH} levels deep was dropped")
-        always = True
-    if output.get("output_type") == "error":
-        output = {"output_type": "error", "ename": clip(str(output.get("ename", "Error")), 200),
-                  "evalue": clip(str(output.get("evalue", "")), 2000),
-                  "traceback": [clip(str(line), 2000) for line in list(output.get("traceback") or [])[-30:]]
-                  if isinstance(output.get("traceback"), list) else []}
-    size = output_size(output)
-    if size > budget[0] and not always:
-        budget[0] = 0
-        return
-    budget[0] = max(0, budget[0] - size)
-    try:
-        cell.outputs.append(nbformat.from_dict(output))
-    except Exception:
-        cell.outputs.append(nbformat.from_dict(_error("MalformedOutput", "an output could not be read")))
-
-
 def _not_run(process: StudentProcess) -> dict:
-    return _error("DeadKernelError", f"the notebook's process {process.ended_how or 'ended'} before this cell could finish")
-
-
-def _error(ename: str, evalue: str) -> dict:
-    return {"output_type": "error", "ename": ename, "evalue": evalue, "traceback": [f"{ename}: {evalue}"]}
+    return error_output("DeadKernelError", f"the notebook's process {process.ended_how or 'ended'} before this cell could finish")
 
 
 _REPLY = {"run": "ran", "probe": "probed"}
-
-
-def _well_formed(output) -> bool:
-    """An output as nbformat defines it (what the student's process sends is checked, not trusted)."""
-    if not isinstance(output, dict):
-        return False
-    kind = output.get("output_type")
-    if kind == "stream":
-        return output.get("name") in ("stdout", "stderr") and isinstance(output.get("text"), str)
-    if kind == "error":
-        return isinstance(output.get("ename"), str) and isinstance(output.get("evalue"), str)
-    if kind in ("display_data", "execute_result"):
-        data = output.get("data")
-        return isinstance(data, dict) and all(isinstance(k, str) for k in data) \
-            and isinstance(output.get("metadata", {}), dict)
-    return False
 
 
 def _describe_exit(status: int) -> str:

@@ -24,10 +24,13 @@ from __future__ import annotations
 import gc
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
+import threading
 import time
+from contextlib import contextmanager
 
 from . import bubblewrap
 from .namespaces import _LIBC, SpawnFailed, _libc_failed, die_with_parent, spawn_here, spawn_in_own_namespace
@@ -209,19 +212,50 @@ def _reap_orphans() -> None:
                 pass
 
 
-def main(sock_fd: int, preload: list[str], parent: int, sandboxed: bool = False) -> None:
-    from .child import run_child
-    from .shell import Template
+@contextmanager
+def _ending_if_the_worker_goes(sock_fd: int):
+    """While the common modules load (seconds on a busy machine), end as soon as the worker's end of
+    the socket closes: a worker stopped while bubblewrap was still starting may leave bwrap without
+    its death signal, and nothing else would end this zygote before it is ready. The watch is over
+    (its thread joined) before the zygote forks anything."""
+    wake_read, wake_write = os.pipe()
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor ends us (Ctrl-C reaches it, not us)
-    if not die_with_parent() and sandboxed:
-        raise _libc_failed("prctl", "cannot tie the grading interpreter to its worker")
-    if not sandboxed and os.getppid() != parent:  # the supervisor died before we could ask to die with it
-        return  # (inside bubblewrap, --die-with-parent does this, and our parent is bwrap's)
-    if not sandboxed and _LIBC is not None:  # inside, each student's process is PID 1 and reaps its own
-        _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    def watch():
+        poller = select.poll()
+        poller.register(sock_fd, select.POLLRDHUP)
+        poller.register(wake_read, select.POLLIN)
+        while True:
+            events = dict(poller.poll())
+            if events.get(wake_read):
+                return
+            if events.get(sock_fd, 0) & (select.POLLRDHUP | select.POLLHUP | select.POLLERR):
+                os._exit(0)
+
+    watcher = threading.Thread(target=watch, name="kitgrade-worker-watch", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        os.write(wake_write, b"x")
+        watcher.join()
+        os.close(wake_read)
+        os.close(wake_write)
+
+
+def main(sock_fd: int, preload: list[str], parent: int, sandboxed: bool = False) -> None:
+    with _ending_if_the_worker_goes(sock_fd):
+        from .child import run_child
+        from .shell import Template
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor ends us (Ctrl-C reaches it, not us)
+        if not die_with_parent() and sandboxed:
+            raise _libc_failed("prctl", "cannot tie the grading interpreter to its worker")
+        if not sandboxed and os.getppid() != parent:  # the supervisor died before we could ask to die with it
+            return  # (inside bubblewrap, --die-with-parent does this, and our parent is bwrap's)
+        if not sandboxed and _LIBC is not None:  # inside, each student's process is PID 1 and reaps its own
+            _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        template = Template(preload)
     sock = socket.socket(fileno=sock_fd)
-    template = Template(preload)
     _send(sock, {"ready": True})
     buffer = b""
     while True:
