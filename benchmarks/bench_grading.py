@@ -5,7 +5,8 @@
 All run in one invocation on identical copies of one course (the sample assignment of the tests,
 or ``--exercises DIR --assignment NAME``): plain nbgrader, kitgrade's local workers, and kitgrade
 on a dask cluster of 1 and 2 worker processes (``--cluster``; the cluster is started once, before
-the timed runs, as a running cluster would be). The submissions are honest ones (full, partial,
+the timed runs, as a running cluster would be). Each is a command of its own (``nbgrader
+autograde``, ``kitgrade autograde``), as an instructor runs it: the local workers start on every run. The submissions are honest ones (full, partial,
 blank answers in rotation). Prints each median wall time, the throughput ratios, dask's cost per
 submission (against the local workers, same number of processes), and whether every run gave
 every student the same score.
@@ -31,7 +32,6 @@ sys.path.insert(0, str(ROOT / "tests"))
 import nbformat  # noqa: E402
 from nbgrader.api import Gradebook  # noqa: E402
 
-from grader.autograde import autograde  # noqa: E402
 from grader.course import Course  # noqa: E402
 from grader.course_init import init_course  # noqa: E402
 from grader.release import generate_release  # noqa: E402
@@ -85,8 +85,12 @@ def run_plain(course_root: Path, assignment: str) -> tuple[float, float]:
 
 
 def run_kit(course_root: Path, assignment: str, workers: int, cluster: str | None = None) -> tuple[float, float]:
+    """``kitgrade autograde`` as an instructor runs it: a process of its own, which starts its workers
+    (or connects to the cluster) on every run, as plain nbgrader starts a kernel per notebook."""
+    options = [*(["--workers", str(workers)] if workers else []), *(["--cluster", cluster] if cluster else [])]
     start, cpu = time.perf_counter(), cpu_seconds()
-    autograde(Course(course_root), assignment, workers=workers or None, progress=False, cluster=cluster)
+    subprocess.run([sys.executable, "-m", "grader.cli", "autograde", assignment, "--quiet", *options],
+                   cwd=course_root, check=True, capture_output=True)
     return time.perf_counter() - start, cpu_seconds() - cpu
 
 
@@ -106,8 +110,11 @@ def main() -> int:
     parser.add_argument("--exercises", default=str(ROOT / "tests" / "grader_fixtures" / "exercises"))
     parser.add_argument("--assignment", default="sample_ex")
     parser.add_argument("--dask", default="1,2", help="worker processes of the dask clusters to time ('' for none)")
+    parser.add_argument("--local-clusters", default="1,2",
+                        help="N of the --cluster local:N runs to time (a dask cluster the run starts; '' for none)")
     args = parser.parse_args()
     sizes = [int(n) for n in args.dask.split(",") if n.strip()]
+    local_sizes = [int(n) for n in args.local_clusters.split(",") if n.strip()]
     workers = args.workers or os.cpu_count() or 1
 
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
@@ -117,6 +124,7 @@ def main() -> int:
         students = make_submissions(course, args.assignment, args.n)
         plain_runs, kit_runs, plain_scores, kit_scores = [], [], None, None
         dask_runs = {n: [] for n in sizes}
+        local_cluster_runs = {n: [] for n in local_sizes}
         dask_same = True
         clusters = {n: start_cluster(n) for n in sizes}
         try:
@@ -131,6 +139,10 @@ def main() -> int:
                     dask_root = fresh_copy(template, Path(tmp, f"dask{n}"))
                     dask_runs[n].append(run_kit(dask_root, args.assignment, 0, cluster.scheduler_address))
                     dask_same &= scores(dask_root, args.assignment, "bench", students) == plain_scores
+                for n in local_sizes:
+                    local_root = fresh_copy(template, Path(tmp, f"local{n}"))
+                    local_cluster_runs[n].append(run_kit(local_root, args.assignment, 0, f"local:{n}"))
+                    dask_same &= scores(local_root, args.assignment, "bench", students) == plain_scores
         finally:
             for cluster in clusters.values():
                 cluster.close()
@@ -149,6 +161,11 @@ def main() -> int:
                   f"submissions/s), {plain / median:.2f}x plain"
                   + (f"; dask's cost against {workers} local workers: {(median - kit) / args.n * 1000:+.0f} ms "
                      "per submission" if n == workers else ""))
+        medians = {n: statistics.median(t for t, _ in runs) for n, runs in local_cluster_runs.items()}
+        for n, median in medians.items():
+            print(f"kitgrade --cluster local:{n} (started by the run): median {median:6.2f} s  ({args.n / median:5.2f} "
+                  f"submissions/s), {plain / median:.2f}x plain"
+                  + (f", {medians[1] / median:.2f}x local:1" if n > 1 and 1 in medians else ""))
         same = plain_scores == kit_scores and dask_same
         print(f"identical grades: {'yes' if same else 'NO'}")
         if not same:

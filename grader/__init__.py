@@ -7,24 +7,6 @@ a sandboxed, parallel executor and the checks that make a grade trustworthy (see
 notebooks import ``grader.checks`` and hub configs name ``grader.hub_exchange``, so the package
 keeps its name.
 
-the command line    ``cli.py`` (arguments, exit statuses), ``errors.py`` (what a user can
-                    get wrong: one line, exit 2), ``progress.py``, ``student_text.py``
-                    (student text shown as data: terminal, HTML, spreadsheet cells)
-the course          ``course.py`` (the folder, read once per command), ``course_config.py``
-                    (its ``nbgrader_config.py``, checked), ``settings.py`` (``c.KitGrade``),
-                    ``roster.py``
-one file per step   ``course_init.py``, ``release.py``, ``collect.py`` (+ ``download_files.py``,
-                    ``download_plan.py``, ``lms_names.py``, ``collect_ledger.py``,
-                    ``hub_exchange/``), ``autograde.py`` (+ ``submission.py``,
-                    ``report.py``, ``cluster.py``), ``feedback.py``, ``export.py``,
-                    ``summary.py`` (+ ``summary_page.py``), ``check.py`` (+
-                    ``local_grading.py``)
-nbgrader's chains   ``notebook_chains.py`` (sanitizing and autograding as the kit runs them),
-                    ``preprocessors.py`` (the kit's own preprocessors in those chains)
-the test cells      ``checks.py`` (``student()``, ``check()``, ``check_close()``)
-the sandbox         ``sandbox/`` (one defence per file; its map is in ``sandbox/__init__.py``)
-==================  =====================================================================
-=======
 The layers, bottom up: a module imports only from its own layer or below, and no import (at the
 top of a file or inside a function) closes a circle (``tests/test_grader_layers.py``):
 
@@ -64,7 +46,7 @@ top of a file or inside a function) closes a circle (``tests/test_grader_layers.
       check.py           ``kitgrade check``: a student runs their notebook's tests (not checks.py)
       report.py          old name of ``autograde/report.py``, kept for old imports
       cluster.py         old name of ``autograde/dask_executor.py``, kept for old imports
-    5 cli.py             the command line: arguments, exit statuses
+    5 cli/               the command line: a module per family of commands, the arguments, exit statuses
 
 Alike names: ``check.py`` is the student's command, ``checks.py`` the library their notebook's
 test cells call; ``course.py`` is a course as a command reads it, ``course_config.py`` how its

@@ -147,7 +147,7 @@ def awaiting_lines(course: Course, gradebook: Gradebook) -> list[str]:
     return lines
 
 
-def export_grades(course: Course, csv_path: Path, lms_path: Path, roster: Path | None = None,
+def export_grades(course: Course, csv_path: Path, lms_path: Path, *, roster: Path | None = None,
                   dry_run: bool = False, allow_manual_pending: bool = False) -> list[str]:
     """Write nbgrader's CSV (``CsvExportPlugin``) and the Canvas CSV; relative paths are in the course.
 

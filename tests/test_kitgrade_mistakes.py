@@ -254,7 +254,6 @@ def test_a_bug_says_where_to_report_it_and_keeps_the_traceback(course, capsys, m
     def broken(args):
         raise KeyError("an internal mix-up")
 
-    monkeypatch.setattr(grader.cli, "cmd_export", broken)
     parser = grader.cli.build_parser
     monkeypatch.setattr(grader.cli, "build_parser", lambda: _with_handler(parser(), "export", broken))
     (course / ".kitgrade").mkdir(exist_ok=True)

@@ -29,6 +29,8 @@ from .task import execute_prepared, not_gradable, prepare_task
 #: Seconds to reach the scheduler, and to wait for a first worker.
 CONNECT_TIMEOUT = 10.0
 WORKER_TIMEOUT = 10.0
+#: Seconds a run waits, once every worker is lost, for one to join before it gives up the notebooks left.
+LOST_WORKERS_TIMEOUT = 60.0
 
 
 class ClusterError(Exception):
@@ -171,8 +173,6 @@ class DaskExecutor:
 
     def run_tasks(self, tasks: list[dict]):
         """Prepare each task here, grade it on a worker; yield ``(task, outcome)`` as results arrive."""
-        from distributed import as_completed
-
         futures = {}
         try:
             for task in tasks:
@@ -190,12 +190,46 @@ class DaskExecutor:
                 key = f"kitgrade-{task['student']}-{task['notebook']}-{uuid.uuid4().hex[:8]}"
                 future = self.client.submit(run_on_worker, prepared, self.preload, self.versions, key=key, pure=False)
                 futures[future] = task
-            for future in as_completed(list(futures)):
-                task = futures.pop(future)
-                yield task, self._outcome(task, future)
+            yield from self._as_they_come(futures)
         finally:
             if futures:  # stopped: nothing of this run keeps the workers busy
                 self.client.cancel(list(futures))
+
+    def _as_they_come(self, futures: dict):
+        """``(task, outcome)`` as each future finishes. A run never waits for ever: once the cluster has
+        had no worker for ``LOST_WORKERS_TIMEOUT`` seconds (every worker died and none came back), the
+        notebooks left are not graded (the machine's fault), with a sentence that says what to do."""
+        from distributed import wait
+
+        without_workers = None
+        while futures:
+            try:
+                finished, _ = wait(list(futures), timeout=1.0, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                finished = ()
+            for future in finished:
+                task = futures.pop(future)
+                yield task, self._outcome(task, future)
+            if finished:
+                without_workers = None
+                continue
+            if self._has_workers():
+                without_workers = None
+            elif without_workers is None:
+                without_workers = time.monotonic()
+            elif time.monotonic() - without_workers > LOST_WORKERS_TIMEOUT:
+                self.client.cancel(list(futures))
+                for future, task in list(futures.items()):
+                    del futures[future]
+                    yield task, (f"the dask cluster lost every worker and none joined within "
+                                 f"{LOST_WORKERS_TIMEOUT:g} s; start workers (dask worker ADDRESS --nthreads 1)")
+                return
+
+    def _has_workers(self) -> bool:
+        try:
+            return bool(self.client.nthreads())
+        except Exception:  # the scheduler does not answer either: no worker to wait for
+            return False
 
     @staticmethod
     def _outcome(task: dict, future):

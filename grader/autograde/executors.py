@@ -1,7 +1,7 @@
 """Where the notebooks run: one interface, two executors.
 
-An executor is made before the submissions are staged and ``start()``-ed at once, so its workers
-start up (an interpreter, nbgrader, the zygote) while this process stages; ``run_tasks(tasks)``
+An executor is made before the submissions are staged and ``start()``-ed at once: it returns at
+once, and its workers start up (an interpreter, nbgrader, the zygote) while this process stages; ``run_tasks(tasks)``
 then yields ``(task, outcome)`` as each notebook finishes, in the manner of
 ``concurrent.futures.as_completed``. The outcome is the worker's result (a dict) or, for a task the
 grader could not run, the reason (a str). ``status()`` is a few words for the progress bar (or
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
@@ -24,6 +25,9 @@ from ..faults import describe
 from ..sandbox import workers as grading_workers
 from ..sandbox.zygote import ZygoteFailed
 from .task import execute_submission_notebook, warm_up
+
+#: What a worker runs: imported by the forkserver each worker is forked from.
+WORKER_MODULES = ["grader.autograde.task"]
 
 
 class LocalExecutor:
@@ -35,13 +39,32 @@ class LocalExecutor:
 
     def __init__(self, workers: int, config, preload: list[str]):
         self.workers, self.config, self.preload = workers, config, list(preload)
-        self.pool = None
+        self.pool = self.starting = self.start_failed = None
 
     def start(self, forbidden_imports=()) -> None:
-        """Start every worker and its zygote now (they start while the submissions are staged)."""
-        self.pool = self._new_pool(self.workers)
-        for _ in range(self.workers):
-            self.pool.submit(warm_up, list(forbidden_imports))
+        """Start every worker and its zygote, in the background: this process goes on staging."""
+        self.starting = threading.Thread(target=self._start_workers, args=(list(forbidden_imports),), daemon=True,
+                                         name="kitgrade-start-workers")
+        self.starting.start()
+
+    def _start_workers(self, forbidden_imports: list[str]) -> None:
+        try:
+            # a worker's modules are imported once, in the forkserver every worker is forked from (as it
+            # starts; one that runs already, in a test run say, keeps what it has), not once per worker
+            multiprocessing.get_context("forkserver").set_forkserver_preload(["__main__", *WORKER_MODULES])
+            self.pool = self._new_pool(self.workers)
+            for _ in range(self.workers):
+                self.pool.submit(warm_up, forbidden_imports)
+        except Exception as error:  # raised where the run waits for its workers
+            self.start_failed = error
+
+    def _started(self) -> None:
+        """Wait until ``start()`` has made the pool (its workers may still be starting)."""
+        if self.starting is not None:
+            self.starting.join()
+            self.starting = None
+        if self.start_failed is not None:
+            raise self.start_failed
 
     def _new_pool(self, size: int) -> ProcessPoolExecutor:
         # Workers come from a fresh forkserver, not from this process: whatever the caller has
@@ -53,6 +76,7 @@ class LocalExecutor:
         return None
 
     def run_tasks(self, tasks: list[dict]):
+        self._started()
         queue = [(list(tasks), self.workers, 0)]  # (tasks, pool size, times they were caught in a dead pool)
         while queue:
             batch, size, caught = queue.pop(0)
@@ -92,6 +116,10 @@ class LocalExecutor:
         """Stop every worker: at once if the run was ``stopped``, or is stopped while its workers
         finish (a pool's shutdown cut short by the signal would leave them waiting, and this
         process waiting on them at exit); no worker outlives the run."""
+        try:
+            self._started()
+        except Exception:  # the pool could not start: the run has said so; what did start is stopped below
+            pass
         pool, self.pool = self.pool, None
         if pool is None:
             return

@@ -1,0 +1,69 @@
+"""``kitgrade``: the command line (``python -m grader.cli`` is the same); the usage ``kitgrade --help``
+prints is in ``arguments.py``.
+
+Where each command is (this file only runs one and turns what it raises into an exit status):
+
+    arguments.py     every command's options (``build_parser``)
+    preflight.py     the course found, and what a command writes checked before it writes
+    course_setup.py  ``init``, ``release``
+    collecting.py    ``collect``
+    grading.py       ``autograde``
+    after_grading.py ``summary``, ``feedback``, ``export``
+    student.py       ``check``
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from ..course import KIT_DIR
+from ..errors import INTERNAL_ERROR, UsageError, log_internal_error
+from ..faults import describe
+from ..temporary import in_process_folder
+from .arguments import build_parser
+
+#: The arguments that name files, made absolute as the user meant them before a command moves into the course.
+PATH_ARGUMENTS = ("course", "source", "roster", "directory", "exercises", "exchange", "notebook")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``kitgrade`` console script."""
+    from ..student_text import escaped_terminal
+
+    with escaped_terminal():  # student text in any message is shown escaped, never acted on by the terminal
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    for name in PATH_ARGUMENTS:
+        if getattr(args, name, None):
+            setattr(args, name, os.path.abspath(os.path.expanduser(getattr(args, name))))
+    cwd = os.getcwd()
+    try:
+        with in_process_folder():  # every temporary file of the command, and of the processes it starts
+            return args.handler(args)
+    except UsageError as error:
+        print(f"kitgrade {args.command}: {error}", file=sys.stderr)
+        return error.status
+    except KeyboardInterrupt:
+        print(f"kitgrade {args.command}: stopped", file=sys.stderr)
+        return 130
+    except Exception as error:
+        course = getattr(args, "found_course", None)
+        fault = describe(error, gradebook=course.gradebook_path if course else None)
+        if fault:  # a fault of the machine that struck halfway: what was done is kept
+            print(f"kitgrade {args.command}: stopped, because {fault}; what was done before it is kept; put it "
+                  "right and run the command again", file=sys.stderr)
+            return 1
+        # a bug of the kit: say so, keep the traceback
+        kit_dir = Path(getattr(args, "course", None) or ".") / KIT_DIR
+        log = log_internal_error(error, kit_dir / "logs" if kit_dir.is_dir() else None)
+        print(f"kitgrade {args.command}: internal error ({type(error).__name__}: {str(error)[:200]}).\n"
+              f"This is a bug in kitgrade, not a mistake of yours; please report it to the kit's maintainers "
+              f"(the issue tracker of the repository you installed it from) with the log {log}", file=sys.stderr)
+        return INTERNAL_ERROR
+    finally:
+        os.chdir(cwd)

@@ -1,0 +1,61 @@
+"""``kitgrade autograde``: its options checked, the run (``grader/autograde/``), its table and exit status."""
+
+from __future__ import annotations
+
+import sys
+
+from ..course import KIT_DIR
+from ..errors import UsageError
+from .preflight import find_course, will_write
+
+
+def cmd_autograde(args) -> int:
+    from ..autograde import Interrupted, ReportNotWritten, autograde
+    from ..autograde.dask_executor import ClusterError
+    from ..autograde.report import format_report
+
+    course = find_course(args)
+    course.require_assignment(args.assignment, released=True)
+    students = course.require_students(args.assignment, args.student)
+    if course.gradebook_path is None or not course.gradebook_path.is_file():
+        raise UsageError(f"autograde works on nbgrader's sqlite gradebook file; CourseDirectory.db_url is "
+                         f"{course.db_url!r}" + (", which does not exist yet (run `kitgrade release` first)"
+                                                 if course.gradebook_path else ""))
+    changed = course.changed_since_release(args.assignment)
+    if changed:
+        print(f"note: {', '.join(changed)} changed in source/ after the last release; autograde grades against the "
+              f"tests of that release (run `kitgrade release {args.assignment}` to grade against the new ones)",
+              file=sys.stderr)
+    tls = [args.tls_ca_file, args.tls_cert, args.tls_key]
+    if any(tls) and not all(tls):
+        raise UsageError("--tls-ca-file, --tls-cert and --tls-key go together")
+    if any(tls) and not args.cluster:
+        raise UsageError("the --tls-* options are for --cluster")
+    will_write(course, "autograde", course.path("autograded"), course.path("reports"), course.path(KIT_DIR))
+    course.settings().unsafe_no_sandbox |= args.unsafe_no_sandbox
+    try:  # students named with --student are graded again; a whole-class run grades what is not recorded yet
+        results = autograde(course, args.assignment, students=students, workers=args.workers,
+                            progress=not args.quiet, cluster=args.cluster, force=args.force or bool(args.student),
+                            security=tls if all(tls) else None)
+    except Interrupted as stopped:
+        print(f"kitgrade: {stopped}", file=sys.stderr)
+        return 130
+    except ClusterError as error:
+        print(f"kitgrade: {error}", file=sys.stderr)
+        return 2
+    except ReportNotWritten as fault:
+        print(format_report(args.assignment, fault.results))
+        print(f"kitgrade autograde: {fault}", file=sys.stderr)
+        return fault.status
+    print(format_report(args.assignment, results))
+    print(f"report: {course.path('reports', args.assignment + '.csv')}")
+    gone = sorted(r.student for r in results.values() if not r.submitted)
+    if gone:
+        print(f"kitgrade autograde: in the gradebook but no longer submitted: {', '.join(gone)} (the gradebook keeps "
+              f"the grade an earlier run gave; so do the report and the exports)", file=sys.stderr)
+    not_graded = [r.student for r in results.values() if not r.graded]
+    if not_graded:
+        print(f"kitgrade: {len(not_graded)} submission(s) not graded (see the reasons above); run autograde again",
+              file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,21 @@
+"""``kitgrade check``: a student runs their notebook's tests (the work is in ``grader/check.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import UsageError
+
+
+def cmd_check(args) -> int:
+    from ..check import check_notebook
+
+    path = Path(args.notebook)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file" if not path.exists() else f"{path} is a folder, not a notebook")
+    with open(path, "rb") as handle:
+        start = handle.read(4096).lstrip()
+    if path.suffix != ".ipynb" or not start.startswith(b"{"):
+        raise UsageError(f"{path} is not a Jupyter notebook (.ipynb); check the notebook you work on, "
+                         "e.g. `kitgrade check autograd_basics.ipynb`")
+    return check_notebook(path, timeout=args.timeout)
