@@ -383,7 +383,9 @@ def write_commands(spec: ClassSpec) -> None:
             shutil.copytree(Path(spec.lessons) / language, spec.lessons_copy / language,
                             ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
     for path in [folder, *folder.iterdir(), spec.lessons_copy, *spec.lessons_copy.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() or path == script else 0o644)
+        # a command another part wrote here (lti-grades) stays a command when set-up runs again
+        command = path == script or (path.parent == folder and path.stat().st_mode & 0o100)
+        path.chmod(0o755 if path.is_dir() or command else 0o644)
     spec.profile.write_text(f"# the autograd kit's hub in {spec.root}: its commands in the terminals of its servers\n"
                             f"if [ \"${{KIT_HUB_STATE:-}}\" = \"{spec.root}\" ]; then\n"
                             f"  PATH=\"{spec.bin}:{spec.root / 'bin'}:$PATH\"; export PATH\nfi\n")
