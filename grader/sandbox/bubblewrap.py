@@ -41,11 +41,13 @@ KIT_PATHS = ("autograd_core", "grader/__init__.py", "grader/checks.py", "grader/
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/fonts")
 #: Fonts for matplotlib besides its own.
 FONT_FOLDERS = ("/usr/share/fonts", "/usr/local/share/fonts")
-#: Where the zygote finds its scratch space and matplotlib's cache: ``/tmp``, or ``/var/tmp`` when the
-#: kit or its Python lives under ``/tmp`` (a clone tried out in ``mktemp -d``); bwrap's ``/tmp`` then
-#: holds only the allow-list's read-only binds, and each student's process moves a ``/tmp`` of its own
-#: over it with those binds inside (``mounts.private_tmp_and_proc``).
-SANDBOX_TMP = "/var/tmp" if installed_under_tmp() else "/tmp"
+#: Where the zygote finds its scratch space and matplotlib's cache: ``/tmp``, or a folder of the
+#: sandbox's own when the kit or its Python lives under ``/tmp`` (a clone tried out in ``mktemp -d``);
+#: bwrap's ``/tmp`` then holds only the allow-list's read-only binds, and each student's process moves
+#: a ``/tmp`` of its own over it with those binds inside (``mounts.private_tmp_and_proc``). Not
+#: ``/var/tmp``: a tmpfs there hid a Python environment made under ``/var/tmp`` for a kit cloned under
+#: ``/tmp``, and the zygote could not start.
+SANDBOX_TMP = "/kitgrade-scratch" if installed_under_tmp() else "/tmp"
 #: The whole environment of the sandbox (``--clearenv`` drops the rest, the instructor's included);
 #: ``TMPDIR`` also tells each student's process where to mount its own scratch space first (``child.py``).
 ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": SANDBOX_TMP, "TMPDIR": SANDBOX_TMP, "PYTHONHASHSEED": "0",

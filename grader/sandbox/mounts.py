@@ -109,7 +109,7 @@ class SetupFailed(OSError):
 def private_tmp_and_proc(size_mb: int, files: int, scratch: str = "/tmp") -> str:
     """Inside the sandbox, for PID 1 of a new PID namespace: a ``/tmp`` of its own, a tmpfs of at most
     ``size_mb`` MiB and ``files`` files (a full one fails the write, not the run), mounted at
-    ``scratch`` first (``/var/tmp`` when the kit lives under ``/tmp``, see ``_tmp_with_the_kit``), and
+    ``scratch`` first (``bubblewrap.SANDBOX_TMP`` when the kit lives under ``/tmp``, see ``_tmp_with_the_kit``), and
     a ``/proc`` that shows this namespace only. Returns ``/tmp``."""
     if _LIBC.unshare(_CLONE_NEWNS) != 0:
         raise SetupFailed(ctypes.get_errno(), "cannot make a mount namespace for the notebook")
