@@ -342,3 +342,14 @@ def test_a_students_walk_of_the_file_system_reaches_shared_memory_and_run_time_f
         assert result["files"] > 10_000, result["files"]
         ours = [f for f in result["found"] if f[2] in uids or f[0].startswith((str(hub.root), str(HUB_ENV), str(ROOT)))]
         assert sorted(f[0] for f in ours) == sorted(map(str, planted)), (who, ours)
+
+
+def test_two_servers_starting_at_once_are_never_given_the_same_port():
+    # JupyterHub's free port is free only until a server binds it: with 30 students at once, two
+    # servers got the same one and a student's address led to a classmate's server
+    free = iter([8001, 8001, 8001, 8002, 8001])
+    ports = kithub.PortsGiven(lambda: next(free))
+    assert ports.give("alice") == 8001
+    assert ports.give("bob") == 8002  # 8001 is alice's, though her server has not bound it yet
+    ports.take_back("alice")
+    assert ports.give("carol") == 8001  # alice's server stopped: her port may be given again

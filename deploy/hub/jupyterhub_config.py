@@ -50,14 +50,24 @@ c.Spawner.http_timeout = 60
 c.Spawner.start_timeout = 90
 
 
+PORTS = kithub.PortsGiven()
+
+
 def before_the_server_starts(spawner):
-    """The student's own copy of the lessons, on the first start of their server; their runtime folder."""
+    """The student's own copy of the lessons, on the first start of their server; their runtime
+    folder; a port of its own."""
     account = pwd.getpwnam(spawner.user.name)
     lessons.give_lessons(spec.lessons_copy, Path(account.pw_dir), account.pw_uid, account.pw_gid)
     kithub.private_runtime(spec, spawner.user.name)
+    spawner.port = PORTS.give(spawner.user.name)
+
+
+def after_the_server_stops(spawner):
+    PORTS.take_back(spawner.user.name)
 
 
 c.Spawner.pre_spawn_hook = before_the_server_starts
+c.Spawner.post_stop_hook = after_the_server_stops
 
 # ---- courses: groups, roles, and a grader service per course ----
 groups, roles, services = {}, [], []

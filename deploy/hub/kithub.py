@@ -513,6 +513,30 @@ SOCKET_PATH_MAX = 107
 LONGEST_SOCKET = "/kernel-00000000-0000-0000-0000-000000000000-ipc-99"
 
 
+class PortsGiven:
+    """A port for each server that is starting or running, no two alike. JupyterHub picks a free
+    port for each server when it starts, and two servers started at once could be given the same
+    one before either had bound it: the second student's address then led to the first one's server
+    (seen with 30 students logging in at once), since the hub takes any answer on the port as the
+    server being up."""
+
+    def __init__(self, free_port=None):
+        if free_port is None:
+            from jupyterhub.utils import random_port as free_port
+        self.free_port, self.given = free_port, {}
+
+    def give(self, user: str) -> int:
+        taken = {port for name, port in self.given.items() if name != user}
+        port = self.free_port()
+        while port in taken:
+            port = self.free_port()
+        self.given[user] = port
+        return port
+
+    def take_back(self, user: str) -> None:
+        self.given.pop(user, None)
+
+
 def private_runtime(spec: ClassSpec, account: str) -> Path:
     """The account's runtime folder (``ClassSpec.runtime``), made if missing: its own, mode 700."""
     info = pwd.getpwnam(account)
