@@ -6,7 +6,7 @@ audit hook (a courtesy inside their own process) and calls the C library through
 memory that ``RLIMIT_AS`` does not count (memfds, SysV shared memory), IPC objects left for the
 next notebook graded on the same worker, a thread bomb (root's threads are not counted by
 ``RLIMIT_NPROC``; 30,000 of them take every pid of a machine with the default ``pid_max``; a
-sampler outside counts how many it holds at once), and services listening on the machine's
+what it takes of the machine's pids is read from outside), and services listening on the machine's
 loopback. Two more learn what the sandbox does not hide: where its allow-list is on the machine
 (``/proc/self/mountinfo``), and that CPU time is bounded only by the cell's limit (a cell that
 spins and ignores the interrupt). Two more hand in edited nbgrader metadata: a copied
@@ -27,6 +27,7 @@ import sysconfig
 import threading
 import time
 from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -188,9 +189,8 @@ STUDENTS = {"a_leaves_ipc": _student(LEAVE_IPC), "b_finds_ipc": _student(FIND_IP
             "honest": _student(ONE_PLUS_ONE), "copies_a_test_cell": _copies_a_test_cell,
             "claims_a_bonus": _claims_a_bonus, "reads_mounts": _student(READ_MOUNTS.format(checkout=kit_root())),
             "spins_on_the_cpu": _student(SPIN), "zz_graded_after_them": _student(ONE_PLUS_ONE)}
-#: the process whose threads the sampler counts (``THREAD_BOMB`` names itself so)
+#: the process the test watches from outside (``THREAD_BOMB`` names itself so)
 BOMB_NAME = "kg-thread-bomb"
-
 
 
 @pytest.fixture(scope="module")
@@ -213,7 +213,7 @@ def listening():
 def _process_called(name: str) -> str | None:
     for entry in os.scandir("/proc"):
         try:
-            if entry.name.isdigit() and open(f"/proc/{entry.name}/comm").read().strip() == name:
+            if entry.name.isdigit() and Path(f"/proc/{entry.name}/comm").read_text().strip() == name:
                 return entry.name
         except OSError:
             continue
@@ -221,7 +221,7 @@ def _process_called(name: str) -> str | None:
 
 
 def _last_pid() -> int:
-    return int(open("/proc/sys/kernel/ns_last_pid").read())
+    return int(Path("/proc/sys/kernel/ns_last_pid").read_text())
 
 
 def _watch_the_bomb(name: str, seen: dict, stop: threading.Event) -> None:
@@ -240,7 +240,7 @@ def _watch_the_bomb(name: str, seen: dict, stop: threading.Event) -> None:
             with open(f"/proc/{pid}/status") as status:
                 threads = next(int(line.split()[1]) for line in status if line.startswith("Threads:"))
         except (OSError, StopIteration, ValueError):  # it ended
-            pid_max = int(open("/proc/sys/kernel/pid_max").read())
+            pid_max = int(Path("/proc/sys/kernel/pid_max").read_text())
             seen["pids"] = (_last_pid() - before) % pid_max if before is not None else 0
             return
         base = threads if base is None else base
