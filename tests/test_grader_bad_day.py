@@ -1,0 +1,142 @@
+"""An instructor's bad day and a determined student, against the grader's start-up as it is now:
+``kitgrade autograde`` starts its workers' forkserver first thing (it imports the workers' modules
+while the command imports its own), and multiprocessing's folder goes where a socket's path fits.
+
+* Ctrl-C (sent by the terminal to every process of the command) and SIGTERM (to the command) while
+  the forkserver imports: one line, exit status 130, no process and no temporary file left, and
+  the next run grades everyone.
+* No usable temporary folder (``TMPDIR`` missing or read-only, a ``TMPDIR`` too deep for the
+  workers' socket, while /tmp and the other fall-backs are read-only): one line, exit status 2,
+  nothing written. The read-only folders are made in a mount namespace of the test's own, so the
+  machine's /tmp is never touched.
+* The student's process, forked from the zygote the workers start, holds nothing of the
+  forkserver's preloads or of the gradebook: its descriptors, its memory map and its modules.
+
+The faults need root, unshare(1) and mount(8): without them those tests skip, except in CI
+(``CI=true``), where they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_snapshots import ASSIGNMENT, copy_course, make_course
+from grader_fixtures.cases import SOLUTIONS, answered
+from test_grader_environment_faults import NOTEBOOK, hand_in, run, scores
+from test_grader_faults import _grading_processes, _wait_until_gone
+
+PROBE = r"""
+import os, sys
+held = []
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        held.append(os.readlink(f"/proc/self/fd/{fd}").split("[")[0])
+    except OSError:  # the descriptor listdir itself used, closed since
+        pass
+print("HELD", sorted(held))
+with open("/proc/self/maps") as maps:
+    mapped = {line.split(None, 5)[5].strip() for line in maps if len(line.split(None, 5)) > 5}
+print("MAPPED", sorted(m for m in mapped if any(word in m for word in ("sqlite", "gradebook", ".db", "pymp-"))))
+print("MODULES", sorted(m for m in sys.modules if m.split(".")[0] in ("sqlite3", "_sqlite3", "sqlalchemy", "nbgrader",
+                                                                    "nbformat", "jsonschema") or m in ("grader.speed", "grader.autograde")))
+with open("/proc/self/status") as status:
+    blocked = int(next(line for line in status if line.startswith("SigBlk:")).split()[1], 16)
+print("CTRL-C BLOCKED", bool(blocked & (1 << (2 - 1))))  # the supervisor stops a cell with SIGINT
+"""
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    """A released course: two correct submissions and a correct one that looks around its process."""
+    course = make_course(tmp_path_factory.mktemp("bad_day") / "course")
+    with open(course / "nbgrader_config.py", "a") as handle:
+        handle.write("\nc.KitGrade.workers = 2\n")
+    hand_in(course, ["alice", "bob"])
+    release = nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    probe = answered(release, **SOLUTIONS)
+    probe.cells.insert(1, nbformat.v4.new_code_cell(PROBE))
+    folder = course / "submitted" / "probe" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    nbformat.write(probe, folder / NOTEBOOK)
+    return course
+
+
+# ---- stopped while the forkserver imports --------------------------------------------------------
+def _importing_forkserver_of(pid: int) -> int | None:
+    """The multiprocessing forkserver started by process ``pid``, once it imports the workers' modules
+    (an extension module of the environment's packages is mapped: the import of nbgrader's has begun)."""
+    for entry in os.listdir("/proc"):
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            if f"\nPPid:\t{pid}\n" in status and b"multiprocessing.forkserver" in cmdline \
+                    and "site-packages/" in Path(f"/proc/{entry}/maps").read_text():
+                return int(entry)
+        except (OSError, NotADirectoryError):
+            continue
+    return None
+
+
+def _stop_as_it_starts(course: Path, tmp: Path, sig: int, whole_group: bool) -> tuple[int, str]:
+    """Start ``kitgrade autograde`` (in a session of its own, as a terminal's foreground job) and send
+    ``sig`` while its forkserver imports the workers' modules (for a second or more)."""
+    process = subprocess.Popen([sys.executable, "-m", "grader.cli", "autograde", ASSIGNMENT, "--course", str(course),
+                                "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "TMPDIR": str(tmp)}, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while _importing_forkserver_of(process.pid) is None:
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.005)
+    (os.killpg if whole_group else os.kill)(process.pid, sig)
+    _, err = process.communicate(timeout=120)
+    return process.returncode, err
+
+
+@pytest.fixture(scope="module")
+def stopped_then_graded(course, tmp_path_factory):
+    """Ctrl-C, then SIGTERM, each as the forkserver starts; then a plain run. What each left and said."""
+    course = copy_course(course, tmp_path_factory.mktemp("stopped") / "course")
+    tmp, before = tmp_path_factory.mktemp("tmp"), _grading_processes()
+    seen = {}
+    for name, sig, whole_group in (("ctrl-c", signal.SIGINT, True), ("sigterm", signal.SIGTERM, False)):
+        status, err = _stop_as_it_starts(course, tmp, sig, whole_group)
+        left_running = _wait_until_gone(before, 20)
+        seen[name] = status, err, left_running, sorted(p.name for p in tmp.iterdir())
+    seen["graded"] = run(course, tmp, "autograde", ASSIGNMENT, "--quiet")
+    seen["left after"] = _wait_until_gone(before, 20), sorted(p.name for p in tmp.iterdir())
+    return course, seen
+
+
+@pytest.mark.parametrize("name", ["ctrl-c", "sigterm"])
+def test_a_run_stopped_while_its_forkserver_starts_says_stopped_in_one_line_and_leaves_nothing(stopped_then_graded,
+                                                                                                name):
+    status, err, left_running, left_files = stopped_then_graded[1][name]
+    assert (status, err) == (130, "kitgrade autograde: stopped\n")
+    assert not left_running
+    assert not left_files  # removed by the command itself, not left for the next one
+
+
+def test_the_run_after_them_grades_everyone(stopped_then_graded):
+    course, seen = stopped_then_graded
+    assert seen["graded"].returncode == 0, seen["graded"]
+    assert scores(course) == {"alice": 7.0, "bob": 7.0, "probe": 7.0}
+    assert seen["left after"] == ([], [])
+
+
+def test_the_students_process_holds_nothing_of_the_forkserver_or_the_gradebook(stopped_then_graded):
+    course = stopped_then_graded[0]
+    printed = "".join(output.get("text", "") for output in nbformat.read(
+        course / "autograded" / "probe" / ASSIGNMENT / NOTEBOOK, as_version=4).cells[1].outputs)
+    # stdin, stdout and stderr (its own /tmp/.c_output), its command pipe and its reply pipe: nothing else
+    assert "HELD ['/dev/null', '/tmp/.c_output', '/tmp/.c_output', 'pipe:', 'pipe:']" in printed, printed
+    assert "MAPPED []" in printed, printed
+    assert "MODULES []" in printed, printed
+    assert "CTRL-C BLOCKED False" in printed, printed
