@@ -19,6 +19,7 @@ The faults need root, unshare(1) and mount(8): without them those tests skip, ex
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,9 +29,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_snapshots import ASSIGNMENT, copy_course, make_course
+from browser_support import unavailable
+from course_snapshots import ASSIGNMENT, copy_course, make_course, snapshot
 from grader_fixtures.cases import SOLUTIONS, answered
-from test_grader_environment_faults import NOTEBOOK, hand_in, run, scores
+from test_grader_environment_faults import NOTEBOOK, hand_in, one_line, run, scores
 from test_grader_faults import _grading_processes, _wait_until_gone
 
 PROBE = r"""
@@ -140,3 +142,63 @@ def test_the_students_process_holds_nothing_of_the_forkserver_or_the_gradebook(s
     assert "MAPPED []" in printed, printed
     assert "MODULES []" in printed, printed
     assert "CTRL-C BLOCKED False" in printed, printed
+
+
+# ---- no usable temporary folder -------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def namespaces():
+    """Root, and mount namespaces of our own (a container may forbid them)."""
+    if os.geteuid() != 0 or not (shutil.which("unshare") and shutil.which("mount")):
+        unavailable("read-only folders in a mount namespace need root, unshare(1) and mount(8)",
+                    "CI runs the tests as root")
+    probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "mount", "--bind", "/tmp", "/tmp"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        unavailable(f"cannot make a mount namespace here ({probe.stderr.strip()})", "CI must allow unshare(1)")
+
+
+def _with_read_only(folders, writable, argv, tmpdir: str) -> subprocess.CompletedProcess:
+    """``argv`` run in a mount namespace of its own where ``folders`` are read-only (``writable``, under
+    one of them, stays writable), from a read-only current folder, with ``TMPDIR`` set to ``tmpdir``."""
+    steps = [f'mount --bind "{f}" "{f}" && mount -o remount,bind,ro "{f}"' for f in folders if os.path.isdir(f)]
+    steps += [f'mount --bind "{f}" "{f}" && mount -o remount,bind,rw "{f}"' for f in writable]
+    env = {k: v for k, v in os.environ.items() if k not in ("TEMP", "TMP")}
+    return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                           " && ".join(steps) + ' && cd /tmp && exec "$@"', "sh", *argv],
+                          capture_output=True, text=True, timeout=300, env={**env, "TMPDIR": tmpdir})
+
+
+FALL_BACKS = ["/tmp", "/var/tmp", "/usr/tmp", "/dev/shm"]
+
+
+@pytest.mark.parametrize("tmpdir, said", [
+    ("missing", "does not exist"),
+    ("read-only", "cannot be written"),
+])
+def test_no_temporary_folder_to_write_in_is_one_line_and_exit_status_2(namespaces, course, tmp_path, tmpdir, said):
+    (tmp_path / "read-only").mkdir()
+    for argv in (["autograde", ASSIGNMENT, "--course", str(course)],
+                 ["check", str(course / "submitted" / "alice" / ASSIGNMENT / NOTEBOOK)]):
+        before = snapshot(course, tmp_path)
+        done = _with_read_only([*FALL_BACKS, str(tmp_path / "read-only")], [], [sys.executable, "-m", "grader.cli", *argv],
+                               str(tmp_path / tmpdir))
+        assert done.returncode == 2, done
+        assert one_line(done.stderr) == (
+            f"kitgrade {argv[0]}: no folder for temporary files: TMPDIR={tmp_path / tmpdir} {said}, and none of "
+            "/tmp, /var/tmp and the current folder can be written; set TMPDIR to a folder you can write\n")
+        assert snapshot(course, tmp_path) == before
+
+
+def test_a_temporary_folder_too_deep_for_the_workers_socket_with_no_short_one_is_one_line_and_exit_status_2(
+        namespaces, course, tmp_path):
+    deep = tmp_path / ("d" * (100 - len(str(tmp_path))))
+    deep.mkdir()
+    before = snapshot(course, tmp_path)
+    done = _with_read_only(FALL_BACKS, [str(deep)], [sys.executable, "-m", "grader.cli", "autograde", ASSIGNMENT,
+                                                     "--course", str(course)], str(deep))
+    assert done.returncode == 2, done
+    assert one_line(done.stderr).startswith(
+        f"kitgrade autograde: the temporary folder {deep} is too deep for the grading workers' socket (a path of "
+        f"{len(str(deep))} bytes; at most 75) and none of /tmp, /var/tmp, /dev/shm can be written; set TMPDIR to a "
+        "shorter folder"), done.stderr
+    assert snapshot(course, tmp_path) == before
