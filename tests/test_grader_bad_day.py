@@ -87,12 +87,13 @@ def _importing_forkserver_of(pid: int) -> int | None:
     return None
 
 
-def _stop_as_it_starts(course: Path, tmp: Path, sig: int, whole_group: bool) -> tuple[int, str]:
+def _stop_as_it_starts(course: Path, tmp: Path, sig: int, whole_group: bool,
+                       command=("autograde", ASSIGNMENT, "--quiet")) -> tuple[int, str]:
     """Start ``kitgrade autograde`` (in a session of its own, as a terminal's foreground job) and send
     ``sig`` while its forkserver imports the workers' modules (for a second or more)."""
-    process = subprocess.Popen([sys.executable, "-m", "grader.cli", "autograde", ASSIGNMENT, "--course", str(course),
-                                "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "TMPDIR": str(tmp)}, start_new_session=True)
+    process = subprocess.Popen([sys.executable, "-m", "grader.cli", *command], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp)}, cwd=course,
+                               start_new_session=True)
     deadline = time.monotonic() + 60
     while _importing_forkserver_of(process.pid) is None:
         assert process.poll() is None and time.monotonic() < deadline, process.communicate()
@@ -124,6 +125,15 @@ def test_a_run_stopped_while_its_forkserver_starts_says_stopped_in_one_line_and_
     assert (status, err) == (130, "kitgrade autograde: stopped\n")
     assert not left_running
     assert not left_files  # removed by the command itself, not left for the next one
+
+
+def test_a_students_check_stopped_with_ctrl_c_as_it_starts_says_stopped_in_one_line(course, tmp_path):
+    before = _grading_processes()
+    notebook = course / "submitted" / "alice" / ASSIGNMENT / NOTEBOOK
+    assert _stop_as_it_starts(course, tmp_path, signal.SIGINT, True, ("check", str(notebook))) == (
+        130, "kitgrade check: stopped\n")
+    assert not _wait_until_gone(before, 20)
+    assert not list(tmp_path.iterdir())
 
 
 def test_the_run_after_them_grades_everyone(stopped_then_graded):
