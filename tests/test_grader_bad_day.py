@@ -4,7 +4,9 @@ while the command imports its own), and multiprocessing's folder goes where a so
 
 * Ctrl-C (sent by the terminal to every process of the command) and SIGTERM (to the command) while
   the forkserver imports: one line, exit status 130, no process and no temporary file left, and
-  the next run grades everyone.
+  the next run grades everyone, even with the gradebook locked by another program for a moment as
+  it records (the run's shared gradebook engine waits, as nbgrader's own does). A student's
+  ``kitgrade check``, which starts the same forkserver, says "stopped" too.
 * No usable temporary folder (``TMPDIR`` missing or read-only, a ``TMPDIR`` too deep for the
   workers' socket, while /tmp and the other fall-backs are read-only): one line, exit status 2,
   nothing written. The read-only folders are made in a mount namespace of the test's own, so the
@@ -32,7 +34,7 @@ import pytest
 from browser_support import unavailable
 from course_snapshots import ASSIGNMENT, copy_course, make_course, snapshot
 from grader_fixtures.cases import SOLUTIONS, answered
-from test_grader_environment_faults import NOTEBOOK, hand_in, one_line, run, scores
+from test_grader_environment_faults import NOTEBOOK, gradebook_locked, hand_in, one_line, scores
 from test_grader_faults import _grading_processes, _wait_until_gone
 
 PROBE = r"""
@@ -105,7 +107,8 @@ def _stop_as_it_starts(course: Path, tmp: Path, sig: int, whole_group: bool,
 
 @pytest.fixture(scope="module")
 def stopped_then_graded(course, tmp_path_factory):
-    """Ctrl-C, then SIGTERM, each as the forkserver starts; then a plain run. What each left and said."""
+    """Ctrl-C, then SIGTERM, each as the forkserver starts; then a plain run, the gradebook locked by
+    another program for a moment while it records. What each left and said."""
     course = copy_course(course, tmp_path_factory.mktemp("stopped") / "course")
     tmp, before = tmp_path_factory.mktemp("tmp"), _grading_processes()
     seen = {}
@@ -113,7 +116,20 @@ def stopped_then_graded(course, tmp_path_factory):
         status, err = _stop_as_it_starts(course, tmp, sig, whole_group)
         left_running = _wait_until_gone(before, 20)
         seen[name] = status, err, left_running, sorted(p.name for p in tmp.iterdir())
-    seen["graded"] = run(course, tmp, "autograde", ASSIGNMENT, "--quiet")
+    # the next run, with the gradebook locked by another program for a moment once it records grades
+    # (its gradebook engine, shared for the whole run, waits as nbgrader's own would)
+    book = course / "gradebook.db"
+    written = book.stat().st_mtime_ns
+    graded = subprocess.Popen([sys.executable, "-m", "grader.cli", "autograde", ASSIGNMENT, "--quiet", "--course",
+                               str(course)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "TMPDIR": str(tmp)})
+    while book.stat().st_mtime_ns == written and graded.poll() is None:
+        time.sleep(0.01)
+    seen["locked while it ran"] = graded.poll() is None
+    with gradebook_locked(book, seconds=1.5) as holder:
+        holder.wait(timeout=60)
+    out, err = graded.communicate(timeout=600)
+    seen["graded"] = graded.returncode, out, err
     seen["left after"] = _wait_until_gone(before, 20), sorted(p.name for p in tmp.iterdir())
     return course, seen
 
@@ -138,7 +154,8 @@ def test_a_students_check_stopped_with_ctrl_c_as_it_starts_says_stopped_in_one_l
 
 def test_the_run_after_them_grades_everyone(stopped_then_graded):
     course, seen = stopped_then_graded
-    assert seen["graded"].returncode == 0, seen["graded"]
+    assert seen["locked while it ran"]
+    assert seen["graded"][0] == 0, seen["graded"]
     assert scores(course) == {"alice": 7.0, "bob": 7.0, "probe": 7.0}
     assert seen["left after"] == ([], [])
 
