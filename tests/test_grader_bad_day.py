@@ -152,6 +152,32 @@ def test_a_students_check_stopped_with_ctrl_c_as_it_starts_says_stopped_in_one_l
     assert not list(tmp_path.iterdir())
 
 
+def test_a_run_killed_with_a_too_deep_temporary_folder_leaves_nothing_in_tmp_after_the_next_command(course, tmp_path):
+    """multiprocessing's folder went in /tmp (the temporary folder is too deep for a socket): the next
+    command removes it too, not only the killed command's folder in the temporary folder."""
+    deep = tmp_path / ("d" * (100 - len(str(tmp_path))))
+    deep.mkdir()
+    before = _grading_processes()
+    process = subprocess.Popen([sys.executable, "-m", "grader.cli", "autograde", ASSIGNMENT, "--quiet", "--course",
+                                str(course)], env={**os.environ, "TMPDIR": str(deep)}, start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while _importing_forkserver_of(process.pid) is None:
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    assert not _wait_until_gone(before, 20)
+    noted = Path(next(deep.glob("kitgrade-*/multiprocessing-folder")).read_text())
+    assert noted.parent == Path("/tmp") and noted.is_dir()
+    # any command: this one refuses at once (nothing is graded in this course yet)
+    after = subprocess.run([sys.executable, "-m", "grader.cli", "summary", ASSIGNMENT, "--course", str(course)],
+                           capture_output=True, text=True, env={**os.environ, "TMPDIR": str(deep)})
+    assert "run `kitgrade autograde sample_ex` first" in one_line(after.stderr)
+    assert not noted.exists()
+    assert not list(deep.iterdir())
+
+
 def test_the_run_after_them_grades_everyone(stopped_then_graded):
     course, seen = stopped_then_graded
     assert seen["locked while it ran"]
