@@ -12,7 +12,8 @@ while the command imports its own), and multiprocessing's folder goes where a so
   nothing written. The read-only folders are made in a mount namespace of the test's own, so the
   machine's /tmp is never touched.
 * The student's process, forked from the zygote the workers start, holds nothing of the
-  forkserver's preloads or of the gradebook: its descriptors, its memory map and its modules.
+  forkserver's preloads or of the gradebook (its descriptors, its memory map, its modules), has
+  Ctrl-C unblocked (a cell is interrupted with it), and sees no Unix socket (the forkserver's).
 
 The faults need root, unshare(1) and mount(8): without them those tests skip, except in CI
 (``CI=true``), where they fail.
@@ -54,6 +55,13 @@ print("MODULES", sorted(m for m in sys.modules if m.split(".")[0] in ("sqlite3",
 with open("/proc/self/status") as status:
     blocked = int(next(line for line in status if line.startswith("SigBlk:")).split()[1], 16)
 print("CTRL-C BLOCKED", bool(blocked & (1 << (2 - 1))))  # the supervisor stops a cell with SIGINT
+import stat
+sockets = []  # the forkserver's socket (in TMPDIR, or /tmp or /dev/shm) would run anything it is sent
+for top in ("/tmp", "/var/tmp", "/dev", "/run"):
+    for folder, names, files in os.walk(top):
+        sockets += [os.path.join(folder, n) for n in names + files
+                    if stat.S_ISSOCK(os.lstat(os.path.join(folder, n)).st_mode)]
+print("SOCKETS", sockets)
 """
 
 
@@ -195,6 +203,7 @@ def test_the_students_process_holds_nothing_of_the_forkserver_or_the_gradebook(s
     assert "MAPPED []" in printed, printed
     assert "MODULES []" in printed, printed
     assert "CTRL-C BLOCKED False" in printed, printed
+    assert "SOCKETS []" in printed, printed
 
 
 # ---- no usable temporary folder -------------------------------------------------------------------
