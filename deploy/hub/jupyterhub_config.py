@@ -40,6 +40,7 @@ c.Spawner.notebook_dir = "~"
 c.Spawner.environment = {
     "PATH": spec.path(),
     "JUPYTER_CONFIG_PATH": str(spec.jupyter_config("student")),  # nbgrader's exchange; no grader tools
+    "JUPYTER_PATH": str(spec.jupyter_data),  # the kernel without a debugger (kithub.write_kernel_spec)
     "KIT_LESSONS": str(spec.lessons_copy),
     "KIT_HUB_STATE": str(spec.root),  # a terminal's login shell puts PATH back from it (kithub.write_commands)
     "SHELL": "/bin/bash",
@@ -87,6 +88,7 @@ for course in spec.courses:
         "environment": {
             "PATH": spec.path(),
             "JUPYTER_CONFIG_PATH": str(spec.jupyter_config("grader")),
+            "JUPYTER_PATH": str(spec.jupyter_data),
             "JUPYTERHUB_DEFAULT_URL": "/lab",
             "JUPYTER_RUNTIME_DIR": str(spec.runtime(course.grader)),  # made at set-up
             "KIT_HUB_STATE": str(spec.root),
