@@ -71,6 +71,11 @@ def hub():
         (site / "90-no-grader-service.py").write_text(
             'c.JupyterHub.services = [s for s in c.JupyterHub.services if not s["name"].startswith("ad101") '
             'or s["name"].endswith("-clerk")]\n')
+        # in its place a managed service as slow to answer as a grader service on a busy machine
+        slow = probe_script(spec, "slow_service.py", SLOW_SERVICE)
+        (site / "91-slow-service.py").write_text(f"c.JupyterHub.services.append({{'name': 'slow-start', 'url': "
+                                                 f"'http://127.0.0.1:{free_port()}', 'user': {course.grader!r}, "
+                                                 f"'command': [{spec.python!r}, {str(slow)!r}, '{SLOW_SECONDS}']}})\n")
         server.start()
         yield spec
     finally:
@@ -78,6 +83,30 @@ def hub():
         kithub.remove_accounts(state)
         spec.profile.unlink(missing_ok=True)
         shutil.rmtree(state, ignore_errors=True)
+
+
+#: JupyterHub gives a managed service 10 s to answer at its start, then exits (jupyterhub/app.py,
+#: JupyterHub.start_service: ``tries = 10 if service.managed else 1``, each ``wait_up(timeout=1)``);
+#: this service first answers after 15 s (a margin over JupyterHub's 10 tries on a loaded machine)
+SLOW_SECONDS = 15
+SLOW_SERVICE = r'''
+import http.server, json, os, sys, time, urllib.parse
+started = time.monotonic()
+time.sleep(float(sys.argv[1]))  # what a grader service's imports take on a busy machine
+url = urllib.parse.urlsplit(os.environ["JUPYTERHUB_SERVICE_URL"])
+
+class Answer(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps({"first_answer_after": listening - started}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+server = http.server.HTTPServer((url.hostname, url.port), Answer)
+listening = time.monotonic()
+server.serve_forever()
+'''
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +156,20 @@ def probe_script(hub, name: str, text: str) -> Path:
     (folder / name).write_text(text)
     (folder / name).chmod(0o644)
     return folder / name
+
+
+# --- the hub's own start ------------------------------------------------------------------------------
+
+def test_the_hub_waits_for_a_managed_service_slower_than_jupyterhubs_ten_seconds(hub):
+    """A grader service first answered after JupyterHub's 10 s on a busy machine, and the hub exited
+    at its start. The hub of this module started once, with a service that answers after 15 s."""
+    import requests
+
+    answer = requests.get(f"{hub.url}/services/slow-start/", timeout=30)
+    assert answer.status_code == 200, answer.text[:500]
+    assert answer.json()["first_answer_after"] >= SLOW_SECONDS, answer.text
+    log = (hub.root / "hub" / "jupyterhub.log").read_text(errors="replace")
+    assert "Cannot connect to" not in log and "starting JupyterHub (attempt 2)" not in log, log[-3000:]
 
 
 # --- the exchange's own folders -----------------------------------------------------------------------

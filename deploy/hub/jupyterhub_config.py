@@ -106,6 +106,9 @@ for course in spec.courses:
         "cwd": str(course.directory(spec)),
         "environment": {"PATH": spec.path()},
     })
+# JupyterHub gives a managed service 10 s to answer at start, then exits; a grader service (a JupyterLab)
+# takes longer on a busy machine: the hub waits for its first answer (kithub.wait_for_services_at_start)
+kithub.wait_for_services_at_start()
 # ---- who logs in: the demo's system passwords (PAM), or the university's LTI 1.3 or OpenID Connect
 # (class.json's "logins"); either way only the class's people, in the course groups it gives them ----
 logins.configure(c, spec, groups, services)

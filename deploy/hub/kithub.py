@@ -607,6 +607,48 @@ def _check_reachable(spec: ClassSpec) -> None:
 
 # ---- the hub ----------------------------------------------------------------------------------------
 
+#: How long the hub waits for a managed service's first answer when it starts it. A grader service is
+#: a JupyterLab: a few seconds on a quiet machine, well past 10 s on a busy one.
+SERVICE_START_TIMEOUT = 180.0
+
+
+def wait_for_services_at_start(timeout: float = SERVICE_START_TIMEOUT) -> None:
+    """Run in the hub (jupyterhub_config.py): a managed service's start returns once the service answers
+    on its URL, has exited, or ``timeout`` has passed.
+
+    JupyterHub gives a managed service 10 s to answer and otherwise exits: in JupyterHub 5.5's
+    jupyterhub/app.py, ``JupyterHub.start_service`` awaits ``service.start()``, then tries
+    ``wait_up(http=True, timeout=1)`` ``tries = 10 if service.managed else 1`` times, and ``start``
+    calls ``self.exit(1)`` when a managed service is not ready. No setting changes it (a configurable
+    timeout is jupyterhub/jupyterhub#5138, open). Waiting inside ``Service.start`` leaves JupyterHub's
+    own check as it is: it finds the service up at its first try."""
+    from jupyterhub.objects import Server
+    from jupyterhub.services.service import Service
+    from jupyterhub.utils import AnyTimeoutError, make_ssl_context
+
+    if getattr(Service.start, "waits_for_the_first_answer", False):
+        return
+    start = Service.start
+
+    async def start_and_wait(self):
+        await start(self)
+        if not self.url:
+            return
+        app = self.app  # the same TLS as JupyterHub's own check (internal_ssl, if the site turns it on)
+        context = make_ssl_context(app.internal_ssl_key, app.internal_ssl_cert, cafile=app.internal_ssl_ca,
+                                   purpose=ssl.Purpose.CLIENT_AUTH)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and await self.spawner.poll() is None:
+            try:
+                await Server.from_orm(self.orm.server).wait_up(http=True, timeout=2, ssl_context=context)
+                return
+            except AnyTimeoutError:
+                continue
+
+    start_and_wait.waits_for_the_first_answer = True
+    Service.start = start_and_wait
+
+
 class Hub:
     """``jupyterhub -f deploy/hub/jupyterhub_config.py`` for a set-up class, in its own process group."""
 
@@ -644,8 +686,9 @@ class Hub:
                                             start_new_session=True, preexec_fn=_default_signals)
             if self._wait_until_up(deadline):
                 return self
-            # JupyterHub gives a managed service 10 s to answer, then exits; on a busy machine a
-            # grader service's first start can take longer (its imports are then cached): again.
+            # JupyterHub gives a managed service 10 s to answer, then exits; the hub's configuration
+            # waits longer (wait_for_services_at_start), and a service slower still is started again
+            # (its imports are then cached)
             with open(self.log_path, errors="replace") as log:
                 log.seek(offset)
                 service_too_slow = "Cannot connect to" in log.read()
