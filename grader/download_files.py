@@ -62,7 +62,7 @@ def _read_folder(root: Path) -> tuple[list[DownloadedFile], list[tuple[str, str]
             elif info.st_size > MAX_FILE_BYTES:
                 left_out.append((relative, f"larger than {MAX_FILE_BYTES >> 20} MiB; not read"))
             else:
-                data = _read_regular_file(path, info)
+                data = read_regular_file(path, info)
                 if data is None:
                     left_out.append((relative, "changed while it was read; not read"))
                 else:
@@ -70,8 +70,15 @@ def _read_folder(root: Path) -> tuple[list[DownloadedFile], list[tuple[str, str]
     return files, left_out
 
 
-def _read_regular_file(path: str, expected: os.stat_result) -> bytes | None:
-    """The file's bytes, if it is still the regular file that was listed (never through a link)."""
+def read_regular_file(path: str, expected: os.stat_result, limit: int = MAX_FILE_BYTES) -> bytes | None:
+    """The file's bytes if it is still the regular file that was listed (``expected``, from ``lstat``),
+    with no other name, and at most ``limit`` bytes; else None. Never read through a link.
+
+    The checks are made again on the opened descriptor: a file swapped for another, or linked to a
+    name elsewhere, between the listing and the opening is not read. A hard link is refused because
+    whoever reads the file (the instructor collecting a download, the hub's clerk as the course's
+    grader account) may be able to read what the one who made the link cannot (see
+    ``hub_exchange/entries.py``); an honest upload or submission is always a fresh copy, one link."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
@@ -81,8 +88,8 @@ def _read_regular_file(path: str, expected: os.stat_result) -> bytes | None:
         if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (expected.st_dev, expected.st_ino) \
                 or info.st_nlink > 1:
             return None
-        data = handle.read(MAX_FILE_BYTES + 1)
-    return data if len(data) <= MAX_FILE_BYTES else None
+        data = handle.read(limit + 1)
+    return data if len(data) <= limit else None
 
 
 def _read_zip(source: Path) -> tuple[list[DownloadedFile], list[tuple[str, str]]]:

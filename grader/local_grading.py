@@ -30,6 +30,7 @@ class LocalGrader:
         self.pool = None
 
     def __enter__(self) -> "LocalGrader":
+        workers.start_forkserver()  # the worker's modules imported once, the grader's speed tricks first
         self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("forkserver"),
                                         initializer=workers.init_worker, initargs=(self.preload, os.getpid()))
         return self

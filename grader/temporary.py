@@ -20,6 +20,9 @@ from .errors import OUTER_TMPDIR
 
 PREFIX = "kitgrade-"
 MULTIPROCESSING_NOTE = "multiprocessing-folder"
+#: The longest temporary folder multiprocessing's folder may go in: its forkserver listens on
+#: ``<folder>/pymp-XXXXXXXX/listener-XXXXXXXX``, and a socket's path has at most 107 bytes.
+SOCKET_FOLDER_ROOM = 107 - len("/pymp-XXXXXXXX/listener-XXXXXXXX")
 _STATE: dict = {}
 
 
@@ -32,10 +35,21 @@ def process_folder() -> Path:
         _STATE.update(folder=folder, outer=outer)
         # multiprocessing's folder (its forkserver's socket) stays beside it, where a socket's path fits
         # the kernel's limit of 108 bytes; its name is noted, for the next command to remove after a kill
-        (folder / MULTIPROCESSING_NOTE).write_text(get_temp_dir())
+        (folder / MULTIPROCESSING_NOTE).write_text(_multiprocessing_folder(outer))
         # removed at exit after multiprocessing has removed its own folder inside it (priority -100)
         Finalize(None, shutil.rmtree, args=(str(folder), True), exitpriority=-101)
     return _STATE["folder"]
+
+
+def _multiprocessing_folder(outer: Path) -> str:
+    """multiprocessing's folder: in ``outer``, or in /tmp where ``outer`` is too deep for a socket's path."""
+    saved = tempfile.tempdir
+    if len(os.fsencode(str(outer))) > SOCKET_FOLDER_ROOM and os.access("/tmp", os.W_OK | os.X_OK):
+        tempfile.tempdir = "/tmp"
+    try:
+        return get_temp_dir()  # made once per process (one made before this call is kept)
+    finally:
+        tempfile.tempdir = saved
 
 
 @contextmanager

@@ -704,6 +704,15 @@ def test_a_second_run_on_the_same_course_refuses_at_once_and_the_first_grades_ev
     assert not _wait_until_gone(processes, 10)
 
 
+def test_a_temporary_folder_too_deep_for_a_socket_still_grades_and_leaves_nothing(course, tmp_path):
+    # the workers' forkserver listens on a Unix socket in multiprocessing's folder: a path of at most 107 bytes
+    deep = tmp_path / ("d" * (100 - len(str(tmp_path))))
+    graded = run(course, deep, "autograde", ASSIGNMENT, "--quiet", "--student", "alice")
+    assert graded.returncode == 0, graded
+    assert scores(course)["alice"] == 7.0
+    assert not left_behind(deep, course)
+
+
 def test_a_run_killed_with_sigkill_leaves_nothing_in_the_temporary_folder_after_the_next_command(course, tmp_path):
     _slow(course, ["dan", "eve", "fay"])
     processes = _grading_processes()

@@ -5,8 +5,11 @@ Each notebook answers every task right and adds one cell of a student who first 
 audit hook (a courtesy inside their own process) and calls the C library through ``ctypes``:
 memory that ``RLIMIT_AS`` does not count (memfds, SysV shared memory), IPC objects left for the
 next notebook graded on the same worker, a thread bomb (root's threads are not counted by
-``RLIMIT_NPROC``; 30,000 of them take every pid of a machine with the default ``pid_max``), and
-services listening on the machine's loopback. Two more hand in edited nbgrader metadata: a copied
+``RLIMIT_NPROC``; 30,000 of them take every pid of a machine with the default ``pid_max``; a
+what it takes of the machine's pids is read from outside), and services listening on the machine's
+loopback. Two more learn what the sandbox does not hide: where its allow-list is on the machine
+(``/proc/self/mountinfo``), and that CPU time is bounded only by the cell's limit (a cell that
+spins and ignores the interrupt). Two more hand in edited nbgrader metadata: a copied
 test cell (JupyterLab copies its metadata) and a test cell of their own worth 100 points. Last,
 the zero-to-jupyterhub values give the grader's pod what bubblewrap needs, and students' pods
 nothing more.
@@ -20,19 +23,26 @@ import json
 import os
 import re
 import socket
+import sysconfig
+import threading
+import time
 from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
 
 import nbformat
 import pytest
 
 from course_snapshots import ASSIGNMENT, make_course
 from grader.cli import main as kitgrade
+from grader.sandbox.bubblewrap import SANDBOX_TMP, kit_root, readable_paths
 from grader.sandbox.namespaces import EXTRA_TASKS
 from grader.sandbox.supervisor import NOTES_LIMIT
 from grader_fixtures.cases import SOLUTIONS, answered, cell
 
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 MEMORY_MB = 768
+#: a cell's limit: long enough for any honest cell here on a loaded machine; the spinning cell spends it all
+CELL_TIMEOUT = 5
 AUDIT_OFF = ("import gc, ctypes, os\n"
              "for hook in [o for o in gc.get_objects() if type(o).__name__ == 'AuditHook']:\n"
              "    hook.active = False\n"
@@ -78,17 +88,40 @@ except OSError as error:
     print("REFUSED", error)
 print("HELD-MiB", held)
 """
-THREAD_BOMB = r"""
-import threading
-threading.stack_size(65536)
-release, started = threading.Event(), 0
+# threads as fast as Python starts them (no wait for each to run), on the smallest stacks it allows,
+# under a name the test's sampler finds it by
+THREAD_BOMB = AUDIT_OFF + r"""
+import _thread, time
+libc.prctl(15, b"kg-thread-bomb", 0, 0, 0)  # PR_SET_NAME
+time.sleep(1)  # long enough for the sampler to find the process
+_thread.stack_size(32768)
+started = 0
 try:
-    for _ in range(2000):
-        threading.Thread(target=release.wait, daemon=True).start()
+    for _ in range(30000):
+        _thread.start_new_thread(time.sleep, (60,))
         started += 1
 finally:
     print("THREADS", started)
-    release.set()
+"""
+# a cell that keeps one core busy and ignores the interrupt
+SPIN = r"""
+while True:
+    try:
+        while True:
+            pass
+    except BaseException:
+        pass
+"""
+# what the process can learn of the machine's paths: its mounts, and the kit's checkout seen from inside
+READ_MOUNTS = r"""
+import json, os, sys
+with open("/proc/self/mountinfo") as mounts:
+    fields = [line.split(" - ")[0].split() for line in mounts]
+try:
+    checkout = sorted(os.listdir({checkout!r}))
+except OSError as error:
+    checkout = type(error).__name__
+print("MOUNTS", json.dumps({{"mounts": [(f[3], f[4]) for f in fields], "sys_path": sys.path, "checkout": checkout}}))
 """
 ONE_PLUS_ONE = "print('SOLVED', 1 + 1)"
 # services on the grading machine's loopback (a hub, a dask scheduler), past the audit hook and
@@ -149,11 +182,15 @@ def _floods_notes(source):
     return build
 
 
-#: graded in this order on one worker: a_leaves_ipc's process ends before b_finds_ipc's starts
+#: graded in this order on one worker: a_leaves_ipc's process ends before b_finds_ipc's starts, and
+#: zz_graded_after_them after the spinning notebook and the thread bomb
 STUDENTS = {"a_leaves_ipc": _student(LEAVE_IPC), "b_finds_ipc": _student(FIND_IPC),
             "hoards_memory": _student(HOARD_MEMORY), "thread_bomb": _student(THREAD_BOMB),
             "honest": _student(ONE_PLUS_ONE), "copies_a_test_cell": _copies_a_test_cell,
-            "claims_a_bonus": _claims_a_bonus}
+            "claims_a_bonus": _claims_a_bonus, "reads_mounts": _student(READ_MOUNTS.format(checkout=kit_root())),
+            "spins_on_the_cpu": _student(SPIN), "zz_graded_after_them": _student(ONE_PLUS_ONE)}
+#: the process the test watches from outside (``THREAD_BOMB`` names itself so)
+BOMB_NAME = "kg-thread-bomb"
 
 
 @pytest.fixture(scope="module")
@@ -173,6 +210,48 @@ def listening():
         listener.close()
 
 
+def _process_called(name: str) -> str | None:
+    for entry in os.scandir("/proc"):
+        try:
+            if entry.name.isdigit() and Path(f"/proc/{entry.name}/comm").read_text().strip() == name:
+                return entry.name
+        except OSError:
+            continue
+    return None
+
+
+def _last_pid() -> int:
+    return int(Path("/proc/sys/kernel/ns_last_pid").read_text())
+
+
+def _watch_the_bomb(name: str, seen: dict, stop: threading.Event) -> None:
+    """What the process called ``name`` took of the machine: the most threads seen in it at once
+    (sampled as often as this thread gets a core: a lower bound, as the burst's own threads crowd
+    the sampler out), and the pids handed out from just before its burst to just after its end (an
+    upper bound: other processes started meanwhile count too)."""
+    pid = None
+    while pid is None and not stop.is_set():
+        pid = _process_called(name)
+        stop.wait(0.01)
+    base, before = None, None
+    while not stop.is_set():
+        last = _last_pid()
+        try:
+            with open(f"/proc/{pid}/status") as status:
+                threads = next(int(line.split()[1]) for line in status if line.startswith("Threads:"))
+        except (OSError, StopIteration, ValueError):  # it ended
+            pid_max = int(Path("/proc/sys/kernel/pid_max").read_text())
+            seen["pids"] = (_last_pid() - before) % pid_max if before is not None else 0
+            return
+        base = threads if base is None else base
+        if threads > base:
+            base = 1 << 30  # it grew: the burst has begun, and ``before`` stays the last look ahead of it
+        elif threads == base:
+            before = last
+        seen["threads"] = max(seen.get("threads", 0), threads)
+        time.sleep(0.0002)
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory, listening):
     tcp, udp, unix = listening
@@ -181,7 +260,8 @@ def graded(tmp_path_factory, listening):
         tcp=tcp.getsockname()[1], udp=udp.getsockname()[1], unix=unix.getsockname())),
         "floods_notes": _floods_notes(course / "source")}
     with open(course / "nbgrader_config.py", "a") as handle:
-        handle.write(f"\nc.KitGrade.workers = 1\nc.KitGrade.cell_timeout = 30\nc.KitGrade.notebook_timeout = 90\n"
+        handle.write(f"\nc.KitGrade.workers = 1\nc.KitGrade.cell_timeout = {CELL_TIMEOUT}\n"
+                     f"c.KitGrade.notebook_timeout = 90\n"
                      f"c.KitGrade.memory_limit_mb = {MEMORY_MB}\nc.KitGrade.scratch_size_limit_mb = 32\n")
     release = nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
     for student, build in students.items():
@@ -189,10 +269,17 @@ def graded(tmp_path_factory, listening):
         folder.mkdir(parents=True)
         nbformat.write(build(release), folder / NOTEBOOK)
     out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        status = kitgrade(["autograde", ASSIGNMENT, "--course", str(course), "--quiet"])
+    bomb, stop = {}, threading.Event()
+    sampler = threading.Thread(target=_watch_the_bomb, args=(BOMB_NAME, bomb, stop), daemon=True)
+    sampler.start()
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            status = kitgrade(["autograde", ASSIGNMENT, "--course", str(course), "--quiet"])
+    finally:
+        stop.set()
+        sampler.join()
     assert status == 0, err.getvalue()
-    return course, json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())
+    return course, json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text()), bomb
 
 
 def _printed(course, student) -> str:
@@ -202,19 +289,19 @@ def _printed(course, student) -> str:
 
 
 def test_an_honest_notebook_beside_them_earns_every_point(graded):
-    course, report = graded
+    course, report, _ = graded
     assert report["honest"]["score"] == 7 and "SOLVED 2" in _printed(course, "honest"), report["honest"]
 
 
 def test_a_copied_test_cell_costs_nothing_and_a_made_up_one_earns_nothing(graded):
-    _, report = graded
+    _, report, _ = graded
     assert report["copies_a_test_cell"]["score"] == 7, report["copies_a_test_cell"]
     assert report["claims_a_bonus"]["score"] == 0 and report["claims_a_bonus"]["max_score"] == 7, report["claims_a_bonus"]
     assert any("unknown id 'bonus'" in reason for reason in report["claims_a_bonus"]["reasons"])
 
 
 def test_no_service_of_the_grading_machine_or_beyond_can_be_reached(graded, listening):
-    course, report = graded
+    course, report, _ = graded
     printed = "".join(output.get("text", "") for output in json.loads(_printed(course, "reaches_out")))
     tcp, udp, unix = listening
     # a UDP datagram may be sent: into the namespace's own loopback, where nothing listens (below)
@@ -229,7 +316,7 @@ def test_no_service_of_the_grading_machine_or_beyond_can_be_reached(graded, list
 
 
 def test_a_flood_of_notes_keeps_the_report_short_and_the_tests_notes_in_it(graded):
-    _, report = graded
+    _, report, _ = graded
     reasons = report["floods_notes"]["reasons"]
     assert len(reasons) <= NOTES_LIMIT + 10 and any("more note(s)" in r for r in reasons), len(reasons)
     assert any("test_derivative" in r and "while it ran; test failed" in r for r in reasons), reasons[-5:]
@@ -237,29 +324,77 @@ def test_a_flood_of_notes_keeps_the_report_short_and_the_tests_notes_in_it(grade
 
 
 def test_ipc_objects_left_by_one_notebook_are_gone_for_the_next(graded):
-    course, report = graded
+    course, report, _ = graded
     assert "LEFT" in _printed(course, "a_leaves_ipc") and "FOUND []" in _printed(course, "b_finds_ipc"), \
         _printed(course, "b_finds_ipc")
     assert report["a_leaves_ipc"]["score"] == report["b_finds_ipc"]["score"] == 7
 
 
 def test_memory_outside_the_address_space_limit_cannot_be_held(graded):
-    course, report = graded
+    course, report, _ = graded
     printed = _printed(course, "hoards_memory")
     assert "REFUSED" in printed and "HELD-MiB 0" in printed, printed
     assert report["hoards_memory"]["score"] == 7
 
 
-def test_a_thread_bomb_is_stopped_with_its_reason(graded):
-    """Root's process is stopped by the namespace parent, which counts its threads; an unprivileged
-    account's cannot start more than ``RLIMIT_NPROC`` allows. Either way, a few dozen at most."""
-    course, report = graded
-    printed = _printed(course, "thread_bomb")
+def _text(course, student) -> str:
+    return "".join(output.get("text", "") for output in json.loads(_printed(course, student)))
+
+
+def test_a_thread_bomb_is_stopped_with_its_reason_and_the_next_notebook_is_graded(graded):
+    """Root's process is stopped by the namespace parent, which counts its threads every 20 ms; an
+    unprivileged account's cannot start more than ``RLIMIT_NPROC`` allows. Between two counts a
+    burst starts what the machine's speed allows, at most what the address space holds of the
+    smallest stacks (32 KiB each): what it took is printed (docs/threat-model.md)."""
+    course, report, bomb = graded
+    printed, limit = _printed(course, "thread_bomb"), (os.cpu_count() or 1) + EXTRA_TASKS
     started = re.search(r"THREADS (\d+)", printed)
     if started is None:  # stopped before it could say
         assert any("more threads than a notebook may hold" in r for r in report["thread_bomb"]["reasons"]), report
     else:
-        assert int(started.group(1)) <= (os.cpu_count() or 1) + EXTRA_TASKS, printed
+        assert int(started.group(1)) <= limit, printed
+    print(f"\nthe thread bomb (stopped past {limit} threads): {bomb.get('threads')} threads seen at once, "
+          f"{bomb.get('pids')} pids handed out meanwhile")
+    assert 0 < bomb["threads"] and bomb["pids"] <= MEMORY_MB * 2**20 // 32768, bomb
+    assert report["zz_graded_after_them"]["score"] == 7 and "SOLVED 2" in _text(course, "zz_graded_after_them")
+
+
+def test_a_cell_spinning_until_its_timeout_costs_its_own_notebook_only(graded):
+    """CPU time has no limit of its own: a cell that spins (and ignores the interrupt) holds one core
+    until its cell limit, then its process is stopped; the notebook graded next on the same worker
+    earns every point."""
+    course, report, _ = graded
+    reasons = report["spins_on_the_cpu"]["reasons"]
+    assert any(f"ran longer than {CELL_TIMEOUT} s and was interrupted" in r for r in reasons), reasons
+    assert any("ignored the interrupt; its process was stopped" in r for r in reasons), reasons
+    assert report["spins_on_the_cpu"]["score"] == 0, report["spins_on_the_cpu"]
+    assert report["zz_graded_after_them"]["score"] == 7 and "SOLVED 2" in _text(course, "zz_graded_after_them")
+
+
+#: mounts of the sandbox's own making: its root, /dev, its /proc and its /tmp (docs/threat-model.md)
+OWN_MOUNTS = ("/", "/dev", "/proc", "/tmp", SANDBOX_TMP)
+
+
+def test_the_mounts_a_process_sees_name_the_allow_lists_paths_and_show_nothing_beside_them(graded):
+    """``/proc/self/mountinfo`` names where the allow-list's files are on the machine, the kit's
+    checkout and the Python environment among them (the folders its own ``sys.path`` names too; not
+    defended, docs/threat-model.md): every mount is the sandbox's own or a path of the allow-list,
+    and nothing of the checkout but the allow-list's entries can be seen."""
+    course, report, _ = graded
+    seen = json.loads(re.search(r"^MOUNTS (.*)$", _text(course, "reads_mounts"), re.M).group(1))
+    allowed = {os.path.realpath(path) for path in readable_paths()} | set(readable_paths())
+    points = {point for _, point in seen["mounts"]}
+    strange = {point for point in points if point not in allowed
+               and not any(point == own or point.startswith(own.rstrip("/") + "/") for own in OWN_MOUNTS[1:])
+               and point != "/"}
+    assert not strange, strange
+    assert {os.path.join(kit_root(), "autograd_core"), os.path.join(kit_root(), "grader", "checks.py")} <= points
+    assert kit_root() in seen["sys_path"] and sysconfig.get_paths()["purelib"] in seen["sys_path"], seen["sys_path"]
+    # (a checkout under /tmp is listed: the allow-list's entries bound into the sandbox's own /tmp)
+    bound_there = {os.path.relpath(path, kit_root()).split(os.sep)[0] for path in readable_paths()
+                   if path.startswith(kit_root() + os.sep)}
+    assert seen["checkout"] == "PermissionError" or set(seen["checkout"]) <= bound_there, seen["checkout"]
+    assert report["reads_mounts"]["score"] == 7
 
 
 # ---- the grader's pod on Kubernetes ---------------------------------------------------------------

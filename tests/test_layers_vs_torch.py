@@ -29,15 +29,25 @@ CONVS = [
     dict(padding="same", dilation=2), dict(groups=2, stride=2, padding=1, bias=False),
 ]
 
+SIGNALS = RNG.standard_normal((2, 4, 11))
+FILTERS_1D = RNG.standard_normal((6, 4, 3))
+CONVS_1D = [
+    dict(), dict(stride=2), dict(padding=2), dict(dilation=2, padding=1, stride=3), dict(groups=2),
+    dict(padding="same"), dict(padding="same", dilation=3), dict(padding="valid"), dict(groups=2, bias=False),
+]
 
-@pytest.mark.parametrize("options", CONVS, ids=str)
-def test_conv2d_values_gradients_and_second_derivatives(options):
+
+@pytest.mark.parametrize("conv, inputs, filters, options",
+                         [("conv2d", IMAGES, FILTERS, o) for o in CONVS]
+                         + [("conv1d", SIGNALS, FILTERS_1D, o) for o in CONVS_1D],
+                         ids=[f"conv2d-{o}" for o in CONVS] + [f"conv1d-{o}" for o in CONVS_1D])
+def test_convolution_values_gradients_and_second_derivatives(conv, inputs, filters, options):
     def program(m):
         options_ = dict(options)
         groups = options_.get("groups", 1)
-        x, w = leaf(m, IMAGES), leaf(m, FILTERS[:, :4 // groups])
+        x, w = leaf(m, inputs), leaf(m, filters[:, :4 // groups])
         b = None if options_.pop("bias", True) is False else leaf(m, BIAS)
-        y = m.nn.functional.conv2d(x, w, b, **options_)
+        y = getattr(m.nn.functional, conv)(x, w, b, **options_)
         loss = (y * y.sin()).sum()
         gx, gw = m.autograd.grad(loss, (x, w), create_graph=True)
         (gx.pow(2).sum() + (gw * gw.cos()).sum()).backward()
@@ -57,30 +67,6 @@ def test_one_image_without_a_batch_dimension_and_float32():
         y = conv(x)
         y.sum().backward()
         return y.grad_fn, y.shape, x.grad, conv.weight.grad, conv.bias.grad
-
-    same(program)
-
-
-SIGNALS = RNG.standard_normal((2, 4, 11))
-FILTERS_1D = RNG.standard_normal((6, 4, 3))
-CONVS_1D = [
-    dict(), dict(stride=2), dict(padding=2), dict(dilation=2, padding=1, stride=3), dict(groups=2),
-    dict(padding="same"), dict(padding="same", dilation=3), dict(padding="valid"), dict(groups=2, bias=False),
-]
-
-
-@pytest.mark.parametrize("options", CONVS_1D, ids=str)
-def test_conv1d_values_gradients_and_second_derivatives(options):
-    def program(m):
-        options_ = dict(options)
-        groups = options_.get("groups", 1)
-        x, w = leaf(m, SIGNALS), leaf(m, FILTERS_1D[:, :4 // groups])
-        b = None if options_.pop("bias", True) is False else leaf(m, BIAS)
-        y = m.nn.functional.conv1d(x, w, b, **options_)
-        loss = (y * y.sin()).sum()
-        gx, gw = m.autograd.grad(loss, (x, w), create_graph=True)
-        (gx.pow(2).sum() + (gw * gw.cos()).sum()).backward()
-        return y, gx.detach(), gw.detach(), x.grad, w.grad, None if b is None else b.grad
 
     same(program)
 

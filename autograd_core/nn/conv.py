@@ -215,6 +215,38 @@ def _same_pads(kernel, dilation):
     return tuple(pads)
 
 
+def _checked_pads(padding, stride, dilation, kernel, pads_of):
+    """The padding before and after each spatial dimension (``'same'``, ``'valid'`` or sizes, which
+    ``pads_of`` spreads), checked with the stride and dilation as PyTorch checks them."""
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise RuntimeError(f"Invalid padding string: {padding!r}")
+        if padding == "valid":
+            pads = (0,) * (2 * len(kernel))
+        else:
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            pads = _same_pads(kernel, dilation)
+    else:
+        pads = pads_of(padding)
+    _check_positive(stride, pads, dilation)
+    return pads
+
+
+def _check_operands(input, weight, bias, groups):
+    """The input's dtype and channels, and the bias's size, against the weight (batched input)."""
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype.legacy_name[:-6]} but found "
+                           f"{weight.dtype.legacy_name[:-6]}")
+    if weight.shape[1] * groups != input.shape[1]:
+        raise RuntimeError(f"Given groups={groups}, weight of size {_sizes(weight.shape)}, expected "
+                           f"input{_sizes(input.shape)} to have {weight.shape[1] * groups} channels, but got "
+                           f"{input.shape[1]} channels instead")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
+        raise RuntimeError(f"Given weight of size {_sizes(weight.shape)}, expected bias to be 1-dimensional with "
+                           f"{weight.shape[0]} elements, but got bias of size {_sizes(bias.shape)} instead")
+
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-d convolution (cross-correlation, as in every deep-learning library) of a batch
     (N, C, H, W), or one image (C, H, W), with ``weight`` (O, C/groups, kh, kw)."""
@@ -226,28 +258,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                            f"{_sizes(input.shape)}")
     if input.ndim == 3:  # one image: a batch of one, and PyTorch's SqueezeBackward1 on the way out
         return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
-    if isinstance(padding, str):
-        if padding not in ("same", "valid"):
-            raise RuntimeError(f"Invalid padding string: {padding!r}")
-        if padding == "valid":
-            pads = (0, 0, 0, 0)
-        else:
-            if any(s != 1 for s in stride):
-                raise RuntimeError("padding='same' is not supported for strided convolutions")
-            pads = _same_pads(weight.shape[-2:], dilation)
-    else:
-        pads = _four(padding)
-    _check_positive(stride, pads, dilation)
-    if input.dtype != weight.dtype:
-        raise RuntimeError(f"expected scalar type {input.dtype.legacy_name[:-6]} but found "
-                           f"{weight.dtype.legacy_name[:-6]}")
-    if weight.shape[1] * groups != input.shape[1]:
-        raise RuntimeError(f"Given groups={groups}, weight of size {_sizes(weight.shape)}, expected "
-                           f"input{_sizes(input.shape)} to have {weight.shape[1] * groups} channels, but got "
-                           f"{input.shape[1]} channels instead")
-    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
-        raise RuntimeError(f"Given weight of size {_sizes(weight.shape)}, expected bias to be 1-dimensional with "
-                           f"{weight.shape[0]} elements, but got bias of size {_sizes(bias.shape)} instead")
+    pads = _checked_pads(padding, stride, dilation, weight.shape[-2:], _four)
+    _check_operands(input, weight, bias, groups)
     padded = (input.shape[2] + pads[0] + pads[1], input.shape[3] + pads[2] + pads[3])
     span = [dilation[i] * (weight.shape[2 + i] - 1) + 1 for i in range(2)]
     if padded[0] < span[0] or padded[1] < span[1]:
@@ -267,28 +279,8 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                            f"{_sizes(input.shape)}")
     if input.ndim == 2:  # one signal: a batch of one, and PyTorch's SqueezeBackward1 on the way out
         return conv1d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
-    if isinstance(padding, str):
-        if padding not in ("same", "valid"):
-            raise RuntimeError(f"Invalid padding string: {padding!r}")
-        if padding == "valid":
-            pads = (0, 0)
-        else:
-            if stride != (1,):
-                raise RuntimeError("padding='same' is not supported for strided convolutions")
-            pads = _same_pads(weight.shape[-1:], dilation)
-    else:
-        pads = 2 * _single(padding)
-    _check_positive(stride, pads, dilation)
-    if input.dtype != weight.dtype:
-        raise RuntimeError(f"expected scalar type {input.dtype.legacy_name[:-6]} but found "
-                           f"{weight.dtype.legacy_name[:-6]}")
-    if weight.shape[1] * groups != input.shape[1]:
-        raise RuntimeError(f"Given groups={groups}, weight of size {_sizes(weight.shape)}, expected "
-                           f"input{_sizes(input.shape)} to have {weight.shape[1] * groups} channels, but got "
-                           f"{input.shape[1]} channels instead")
-    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
-        raise RuntimeError(f"Given weight of size {_sizes(weight.shape)}, expected bias to be 1-dimensional with "
-                           f"{weight.shape[0]} elements, but got bias of size {_sizes(bias.shape)} instead")
+    pads = _checked_pads(padding, stride, dilation, weight.shape[-1:], lambda p: 2 * _single(p))
+    _check_operands(input, weight, bias, groups)
     padded, span = input.shape[2] + pads[0] + pads[1], dilation[0] * (weight.shape[2] - 1) + 1
     if padded < span:
         raise RuntimeError(f"Calculated padded input size per channel: ({padded}). Kernel size: ({span}). "

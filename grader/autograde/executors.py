@@ -26,10 +26,6 @@ from ..sandbox import workers as grading_workers
 from ..sandbox.zygote import ZygoteFailed
 from .task import execute_submission_notebook, warm_up
 
-#: What a worker runs: imported by the forkserver each worker is forked from.
-WORKER_MODULES = ["grader.autograde.task"]
-
-
 class LocalExecutor:
     """A pool of worker processes on this machine; each prepares and runs the notebooks it is given.
 
@@ -49,9 +45,9 @@ class LocalExecutor:
 
     def _start_workers(self, forbidden_imports: list[str]) -> None:
         try:
-            # a worker's modules are imported once, in the forkserver every worker is forked from (as it
-            # starts; one that runs already, in a test run say, keeps what it has), not once per worker
-            multiprocessing.get_context("forkserver").set_forkserver_preload(["__main__", *WORKER_MODULES])
+            # a worker's modules are imported once, in the forkserver every worker is forked from, not once
+            # per worker (``kitgrade autograde`` starts it before anything else)
+            grading_workers.start_forkserver()
             self.pool = self._new_pool(self.workers)
             for _ in range(self.workers):
                 self.pool.submit(warm_up, forbidden_imports)

@@ -28,6 +28,7 @@ from ..progress import ProgressBar
 from ..sandbox.bubblewrap import require_sandbox
 from ..sandbox.scratch import run_folder
 from ..settings import worker_count
+from ..speed import shared_gradebook_engines
 from .changes import changed_grades
 from .gradebook_records import GradebookRecords
 from .ledger import Ledger
@@ -69,7 +70,7 @@ def autograde(course: Course, assignment: str, *, students: list[str] | None = N
                       progress=progress)
     run = Run(course, assignment, options)
     try:
-        with grading_lock(course.root), stops_as_keyboard_interrupt():
+        with grading_lock(course.root), stops_as_keyboard_interrupt(), shared_gradebook_engines():
             return run.grade()
     except KeyboardInterrupt:
         raise Interrupted(run.graded, len(run.to_grade) - run.graded) from None

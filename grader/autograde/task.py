@@ -20,6 +20,7 @@ from ..sandbox import workers as grading_workers
 from ..sandbox.policy import SandboxPolicy
 from ..sandbox.scratch import scratch_folder
 from ..sandbox.supervisor import run_notebook
+from ..speed import shared_gradebook_engines
 
 
 def prepare_task(task: dict) -> dict:
@@ -29,15 +30,17 @@ def prepare_task(task: dict) -> dict:
     config = task["config"]
     nb = nbformat.reads(Path(task["path"]).read_text(encoding="utf-8"), as_version=4)
     base = {k: task[k] for k in ("student", "assignment", "notebook")}
-    try:
-        nb, findings = sanitize(nb, config, task["db_url"], task["assignment"], task["notebook"], student=task["student"])
-    except Exception as error:  # e.g. nbgrader's metadata validation: no record, so every cell scores 0
-        if describe(error):  # the machine's fault (the gradebook's copy cannot be read): not graded at all
-            raise
-        return {**base, "not_gradable": True, "landlock": True, "tests": {},
-                "findings": [f"not gradable: nbgrader could not sanitize it ({type(error).__name__}: {error})"]}
-    return {**base, "nb": nbformat.writes(nb).encode("utf-8"), "findings": findings,
-            "sources": instructor_sources(task["db_url"], task["assignment"], task["notebook"]),
+    with shared_gradebook_engines():  # the chain opens the gradebook's copy several times
+        try:
+            nb, findings = sanitize(nb, config, task["db_url"], task["assignment"], task["notebook"],
+                                    student=task["student"])
+        except Exception as error:  # e.g. nbgrader's metadata validation: no record, so every cell scores 0
+            if describe(error):  # the machine's fault (the gradebook's copy cannot be read): not graded at all
+                raise
+            return {**base, "not_gradable": True, "landlock": True, "tests": {},
+                    "findings": [f"not gradable: nbgrader could not sanitize it ({type(error).__name__}: {error})"]}
+        sources = instructor_sources(task["db_url"], task["assignment"], task["notebook"])
+    return {**base, "nb": nbformat.writes(nb).encode("utf-8"), "findings": findings, "sources": sources,
             "policy": task["policy"], "data_files": task["data_files"], "scratch_parent": task.get("scratch_parent")}
 
 

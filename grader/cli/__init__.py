@@ -30,6 +30,7 @@ PATH_ARGUMENTS = ("course", "source", "roster", "directory", "exercises", "excha
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``kitgrade`` console script."""
+    from .. import speed  # noqa: F401  (first: it spares every command an import, see speed.py)
     from ..student_text import escaped_terminal
 
     with escaped_terminal():  # student text in any message is shown escaped, never acted on by the terminal

@@ -10,6 +10,10 @@ from .preflight import find_course, will_write
 
 
 def cmd_autograde(args) -> int:
+    if not args.cluster:  # the local workers' forkserver imports their modules while this process imports its own
+        from ..sandbox.workers import start_forkserver
+
+        start_forkserver()
     from ..autograde import Interrupted, ReportNotWritten, autograde
     from ..autograde.dask_executor import ClusterError
     from ..autograde.report import format_report

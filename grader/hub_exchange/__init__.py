@@ -22,7 +22,8 @@ the clerk close them (docs/deploy.md says why this and not ngshare):
 * **What a student plants.** Anything in ``inbound/`` that is not a folder owned by the student it
   names (a link, a pipe, a file, an entry in a classmate's name, an odd name) is never taken in:
   ``GuardedCollect`` reports it and collects everyone else. Inside a submission, only regular
-  files are read (never through a link), within a size limit; the rest is reported and left out.
+  files with one name are read (never through a symbolic or hard link), within a size limit; the
+  rest is reported and left out.
 
 Enable them in nbgrader's configuration (deploy/hub/kithub.py writes both), and the panel's clear
 refusals in the students' servers' Jupyter configuration:

@@ -6,6 +6,8 @@ import os
 import pwd
 import stat
 
+from ..download_files import read_regular_file
+
 RECEIVED = "received"
 #: nbgrader's own timestamp format (``parse_utc`` reads it back)
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f UTC"
@@ -76,7 +78,16 @@ def last_change(path: str, itself: bool = True) -> datetime.datetime:
 
 
 def read_submission(root: str):
-    """(relative path, reason it is not read or None, bytes) of every entry under ``root``."""
+    """(relative path, reason it is not read or None, bytes) of every entry under ``root``.
+
+    A hard link is not read. The clerk and collect read as the course's grader account, which can
+    read what students cannot: a student who links a file of the grader's into their own folder
+    (``source/ps1/ps1.ipynb``, the solutions, under the submission's notebook name) would have it
+    copied, graded and returned in their feedback. The kernel's ``fs.protected_hardlinks`` (on by
+    default) lets a user link only a file they own or may read and write, which leaves them
+    nothing to gain; where it is off (a container may inherit a host's setting), any file on the
+    same file system whose folder they can enter is theirs to link. An honest submission is a
+    fresh copy (nbgrader's submit copies): its files have one link each."""
     count = 0
     for folder, folders, files in os.walk(root):
         for name in sorted(folders + files):
@@ -98,30 +109,17 @@ def read_submission(root: str):
                 yield relative, "a symbolic link; not followed", None
             elif not stat.S_ISREG(info.st_mode):
                 yield relative, "not a regular file (a pipe, socket or device); not read", None
-            elif info.st_nlink > 1:
+            elif info.st_nlink > 1:  # (asked again of the opened file: a link made meanwhile is refused too)
                 yield relative, "a hard link (the same file has another name elsewhere); not read", None
             elif info.st_size > MAX_FILE_BYTES:
                 yield relative, f"larger than {MAX_FILE_BYTES >> 20} MiB; not read", None
             else:
-                data = _read_regular_file(path, info)
+                data = read_regular_file(path, info, MAX_FILE_BYTES)
                 if data is None:
                     yield relative, "changed while it was read; not read", None
                 else:
                     yield relative, None, data
         folders[:] = [f for f in folders if not os.path.islink(os.path.join(folder, f))]
-
-
-def _read_regular_file(path: str, expected: os.stat_result) -> bytes | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (expected.st_dev, expected.st_ino):
-            return None
-        data = handle.read(MAX_FILE_BYTES + 1)
-    return data if len(data) <= MAX_FILE_BYTES else None
 
 
 def bytes_under(folder: str) -> int:

@@ -183,15 +183,21 @@ def library_paths() -> list[str]:
     return paths
 
 
+@functools.lru_cache(maxsize=1)
+def _installed_paths() -> tuple[str, ...]:
+    """What the importable distributions installed, each distribution's paths sorted (read once per
+    worker: reading every distribution's file list is the slow part of the allow-list)."""
+    return tuple(path for dist in importable_distributions() for path in sorted(distribution_paths(dist)))
+
+
 def import_roots() -> list[str]:
     """The folders a sandboxed interpreter imports from (its ``sys.path``), in order."""
     stdlib = sysconfig.get_paths()["stdlib"]
     roots = [p for p in stdlib_paths() if p.endswith(".zip")] + [stdlib, os.path.join(stdlib, "lib-dynload")]
-    for dist in importable_distributions():
-        for path in sorted(distribution_paths(dist)):
-            folder = os.path.dirname(path)
-            if folder not in roots:
-                roots.append(folder)
+    for path in _installed_paths():
+        folder = os.path.dirname(path)
+        if folder not in roots:
+            roots.append(folder)
     roots.append(kit_root())
     return roots
 
@@ -199,9 +205,7 @@ def import_roots() -> list[str]:
 @functools.lru_cache(maxsize=1)
 def readable_paths() -> tuple[str, ...]:
     """Everything the sandbox may read (before links are followed): the allow-list."""
-    paths = [interpreter(), *library_paths(), *stdlib_paths()]
-    for dist in importable_distributions():
-        paths.extend(sorted(distribution_paths(dist)))
+    paths = [interpreter(), *library_paths(), *stdlib_paths(), *_installed_paths()]
     paths.extend(os.path.join(kit_root(), relative) for relative in KIT_PATHS)
     paths.extend(ETC_FILES)
     paths.extend(FONT_FOLDERS)

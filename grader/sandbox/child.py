@@ -17,6 +17,7 @@ import os
 import resource
 import signal
 import sys
+from typing import NamedTuple
 
 from . import bubblewrap, landlock, mounts, seccomp
 from .namespaces import EXTRA_TASKS
@@ -26,6 +27,24 @@ from .guard import bound_names, worth_reporting
 from .protocol import SETUP_FAULT, send
 from .recorder import clip
 from .values import encode
+
+
+class Channels(NamedTuple):
+    """The file descriptors the zygote hands the student's process."""
+
+    commands: int  # the supervisor's commands, read
+    replies: int  # its replies, written
+    scratch: int  # the scratch folder, open: the assignment's data files are copied from it
+    fault: int = -1  # what went wrong while it set itself up (closed before student code runs)
+
+
+class Session(NamedTuple):
+    """What runs a notebook's cells in the student's process, set up once by ``_set_up``."""
+
+    shell: object  # the IPython shell
+    recorder: object  # the outputs, in nbformat
+    guard: object  # the integrity guard of plain nbgrader test cells
+    hook: object  # the audit hook
 
 
 def apply_limits(memory_limit_mb: int, file_size_limit_mb: int, processes: int | None = None) -> None:
@@ -52,46 +71,47 @@ def _tasks_in_sandbox() -> int:
                and os.path.isdir(f"/proc/{pid}/task"))
 
 
-def run_child(template, policy, commands: int, replies: int, scratch_fd: int, sandboxed: bool = False,
-              fault_fd: int = -1) -> None:
+def run_child(template, policy, channels: Channels, sandboxed: bool = False) -> None:
     """The whole life of the student's process (``policy``: ``SandboxPolicy.to_message()``).
 
     ``sandboxed``: inside bubblewrap and PID 1 of its own PID namespace; it mounts its own ``/proc``
     and a ``/tmp`` with a size and file-count quota, copies the assignment's data files there from
-    ``scratch_fd`` (the scratch folder, opened by the supervisor) and drops every capability.
+    ``channels.scratch`` (the scratch folder, opened by the supervisor) and drops every capability.
     Otherwise (``kitgrade check``, ``--unsafe-no-sandbox``) it works in the scratch folder itself.
-    A fault while it sets itself up is written to ``fault_fd`` (read by the zygote; closed before
+    A fault while it sets itself up is written to ``channels.fault`` (read by the zygote; closed before
     any student code runs, so nothing a student writes is ever taken for one) and ends it."""
     try:
-        shell, recorder, guard, hook, isolated = _set_up(template, policy, commands, replies, scratch_fd, sandboxed,
-                                                         fault_fd)
+        session, isolated = _set_up(template, policy, channels, sandboxed)
     except BaseException:
         import traceback
 
         try:
-            os.write(fault_fd, traceback.format_exc()[-3000:].encode())
+            os.write(channels.fault, traceback.format_exc()[-3000:].encode())
         except OSError:
             pass
         os._exit(SETUP_FAULT)
+    replies = channels.replies
     send(replies, {"ready": True, "landlock": isolated})
 
-    incoming = os.fdopen(commands, "rb")
+    incoming = os.fdopen(channels.commands, "rb")
     while True:
         line = incoming.readline()
         if not line:
             break
         command = json.loads(line)
         if "run" in command:
-            send(replies, _run_cell(shell, recorder, guard, hook, command, policy))
+            send(replies, _run_cell(session, command, policy))
         elif "probe" in command:
-            send(replies, _probe(shell, recorder, command))
+            send(replies, _probe(session, command))
         else:
             break
     os._exit(0)
 
 
-def _set_up(template, policy, commands: int, replies: int, scratch_fd: int, sandboxed: bool, fault_fd: int):
-    """Every wall, in order; the last step before student code is closing ``fault_fd``."""
+def _set_up(template, policy, channels: Channels, sandboxed: bool) -> tuple[Session, bool]:
+    """Every wall, in order; the last step before student code is closing ``channels.fault``. Returns
+    the session and whether Landlock is on."""
+    scratch_fd, fault_fd = channels.scratch, channels.fault
     os.setsid()  # its own process group: the supervisor ends it and anything it started together
     tasks = None
     if sandboxed:
@@ -131,7 +151,7 @@ def _set_up(template, policy, commands: int, replies: int, scratch_fd: int, sand
     os.dup2(c_output, 2)
     # what it holds from here on: 0 (/dev/null), 1 and 2 (its own .c_output), the two pipe ends
     # (and, until its walls are up, the fault pipe)
-    kept = sorted(fd for fd in (commands, replies, fault_fd) if fd >= 0)
+    kept = sorted(fd for fd in (channels.commands, channels.replies, fault_fd) if fd >= 0)
     low = 3
     for fd in kept:
         os.closerange(low, fd)
@@ -158,7 +178,7 @@ def _set_up(template, policy, commands: int, replies: int, scratch_fd: int, sand
         os.close(fault_fd)
     sys.addaudithook(hook)
     hook.active = True
-    return shell, recorder, guard, hook, isolated
+    return Session(shell, recorder, guard, hook), isolated
 
 
 class _Policy:
@@ -169,8 +189,9 @@ class _Policy:
         self.forbidden_imports = message["forbidden_imports"]
 
 
-def _run_cell(shell, recorder, guard, hook, command, policy) -> dict:
+def _run_cell(session: Session, command, policy) -> dict:
     """Run one cell; a plain nbgrader test cell gets the test machinery put back before and after."""
+    shell, recorder, guard, hook = session
     index, source, is_test = command["run"], command["source"], bool(command.get("test"))
     notes: list[str] = []
     try:
@@ -221,8 +242,9 @@ def _run_cell(shell, recorder, guard, hook, command, policy) -> dict:
         return {"ran": index, "outputs": recorder.outputs, "error": True, "execution_count": None, "notes": notes}
 
 
-def _probe(shell, recorder, command) -> dict:
+def _probe(session: Session, command) -> dict:
     """Evaluate a trusted test's request in the notebook's namespace; reply with the value as data."""
+    shell, recorder = session.shell, session.recorder
     from ..checks import run_code
 
     index = command["probe"]

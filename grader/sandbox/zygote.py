@@ -244,7 +244,7 @@ def _ending_if_the_worker_goes(sock_fd: int):
 
 def main(sock_fd: int, preload: list[str], parent: int, sandboxed: bool = False) -> None:
     with _ending_if_the_worker_goes(sock_fd):
-        from .child import run_child
+        from .child import Channels, run_child
         from .shell import Template
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor ends us (Ctrl-C reaches it, not us)
@@ -282,7 +282,7 @@ def main(sock_fd: int, preload: list[str], parent: int, sandboxed: bool = False)
                 policy=request["spawn"]):
             sock.close()
             os.close(unused)
-            run_child(template, policy, commands, replies, scratch, sandboxed, fault)
+            run_child(template, policy, Channels(commands, replies, scratch, fault), sandboxed)
 
         gc.collect()
         gc.freeze()  # objects shared with the child: the collector must not walk (and so copy) them

@@ -1,0 +1,73 @@
+"""The grader's speed tricks, kept in this one room (each measured by ``benchmarks/bench_grading.py``).
+
+Importing this module is the first trick; it is imported first by every process of a grading
+run (the ``kitgrade`` command, the forkserver its local workers are forked from):
+
+* **An import nbformat does not need.** jsonschema, which nbformat imports, loads
+  ``rfc3987_syntax`` when it is installed (the Jupyter server's ``jsonschema[format-nongpl]``
+  installs it) and builds a lark grammar with it at import: 0.75 s of the 0.85 s that
+  ``import nbformat`` takes on a 2-core machine, paid by the command and by its workers' forkserver
+  on every run. It only checks the ``iri`` string format, which no notebook schema uses; jsonschema
+  treats it as optional. In a process that has not imported jsonschema yet it is marked missing,
+  as if it were not installed; a process that already has jsonschema is left as it is.
+
+* ``shared_gradebook_engines()``: nbgrader opens a new SQLAlchemy engine for every ``Gradebook``
+  (about ten times per student as it grades, each time inspecting the tables and compiling every
+  query again). Within the context, in the current thread, one engine serves each database; the
+  engines are disposed of when the context ends, so no connection outlives it (a later run's copy
+  of the gradebook is a new file, never read through an old connection).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from contextlib import contextmanager
+
+if "jsonschema" not in sys.modules:
+    sys.modules.setdefault("rfc3987_syntax", None)  # ``import rfc3987_syntax`` raises ImportError
+
+_active = threading.local()  # .engines: {key: engine} while a context is open in this thread
+_patch_lock = threading.Lock()
+
+
+@contextmanager
+def shared_gradebook_engines():
+    """Within the context, every ``nbgrader.api.Gradebook`` opened in this thread shares one engine per database."""
+    if getattr(_active, "engines", None) is not None:  # nested: the outer context shares and disposes
+        yield
+        return
+    _install()
+    _active.engines = {}
+    try:
+        yield
+    finally:
+        engines, _active.engines = _active.engines, None
+        for engine in engines.values():
+            engine.dispose()
+
+
+def _install() -> None:
+    """Route ``nbgrader.api.create_engine`` through ``_create_engine`` (once per process)."""
+    import nbgrader.api as api
+
+    with _patch_lock:
+        if getattr(api.create_engine, "shared_by_kitgrade", False):
+            return
+        original = api.create_engine
+
+        def _create_engine(url, *args, **kwargs):
+            engines = getattr(_active, "engines", None)
+            if engines is None:  # outside a context: nbgrader's own behaviour
+                return original(url, *args, **kwargs)
+            key = (str(url), args, tuple(sorted(kwargs.items())))
+            try:
+                hash(key)
+            except TypeError:  # options this room does not know how to compare: an engine of its own
+                return original(url, *args, **kwargs)
+            if key not in engines:
+                engines[key] = original(url, *args, **kwargs)
+            return engines[key]
+
+        _create_engine.shared_by_kitgrade = True
+        api.create_engine = _create_engine

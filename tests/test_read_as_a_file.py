@@ -1,0 +1,53 @@
+"""One reader of a file as a file, for an LMS download (``collect --from``) and the hub's clerk: a
+file that gains a second name (a hard link) between its listing and its opening is not read.
+
+The listing's own refusals (a link, a pipe, a hard link already there) are tested end to end in
+``tests/test_collect_downloads.py`` and ``tests/test_hub.py``; this is the window between the two
+looks, which no end-to-end run can hit on purpose.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import grader.download_files as download_files
+import grader.hub_exchange.entries as entries
+
+
+def linked_while_listed(monkeypatch, module, elsewhere):
+    """Make ``module``'s ``lstat`` see a file with one link, then give the file a second name."""
+    real_lstat = os.lstat
+
+    def lstat_then_link(path, *args, **kwargs):
+        info = real_lstat(path, *args, **kwargs)
+        if stat.S_ISREG(info.st_mode) and not os.path.exists(elsewhere):
+            os.link(path, elsewhere)
+        return info
+
+    monkeypatch.setattr(module.os, "lstat", lstat_then_link)
+
+
+def test_a_file_and_its_listing_agree_it_is_read(tmp_path):
+    path = tmp_path / "ps1.ipynb"
+    path.write_bytes(b"{}")
+    assert download_files.read_regular_file(str(path), os.lstat(path)) == b"{}"
+    assert download_files.read_regular_file(str(path), os.lstat(path), limit=1) is None
+
+
+def test_the_clerk_does_not_read_a_file_linked_after_it_was_listed(tmp_path, monkeypatch):
+    submission = tmp_path / "inbound" / "mallory+ps1+2026-12-05 03:00:00.000000 UTC+abc"
+    submission.mkdir(parents=True)
+    (submission / "ps1.ipynb").write_bytes(b"{}")
+    linked_while_listed(monkeypatch, entries, str(tmp_path / "elsewhere"))
+    read = list(entries.read_submission(str(submission)))
+    assert read == [("ps1.ipynb", "changed while it was read; not read", None)], read
+
+
+def test_collect_does_not_read_a_download_linked_after_it_was_listed(tmp_path, monkeypatch):
+    download = tmp_path / "download"
+    download.mkdir()
+    (download / "doejane_12345_67890_ps1.ipynb").write_bytes(b"{}")
+    linked_while_listed(monkeypatch, download_files, str(tmp_path / "elsewhere"))
+    files, left_out = download_files.read_download(download)
+    assert files == [] and left_out == [("doejane_12345_67890_ps1.ipynb", "changed while it was read; not read")]
