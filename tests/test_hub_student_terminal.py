@@ -86,7 +86,8 @@ def hub():
 
 
 #: JupyterHub gives a managed service 10 s to answer at its start, then exits (jupyterhub/app.py,
-#: JupyterHub.start_service: ``tries = 10 if service.managed else 1``, each ``wait_up(timeout=1)``);
+#: JupyterHub.start_service: ``tries = 10 if service.managed else 1``, each ``wait_up(timeout=1)``,
+#: lines 3655-3659 of JupyterHub 5.5.4; kithub.wait_for_services_at_start has the hub wait longer);
 #: this service first answers after 15 s (a margin over JupyterHub's 10 tries on a loaded machine)
 SLOW_SECONDS = 15
 SLOW_SERVICE = r'''

@@ -616,10 +616,10 @@ def wait_for_services_at_start(timeout: float = SERVICE_START_TIMEOUT) -> None:
     """Run in the hub (jupyterhub_config.py): a managed service's start returns once the service answers
     on its URL, has exited, or ``timeout`` has passed.
 
-    JupyterHub gives a managed service 10 s to answer and otherwise exits: in JupyterHub 5.5's
+    JupyterHub gives a managed service 10 s to answer and otherwise exits: in JupyterHub 5.5.4's
     jupyterhub/app.py, ``JupyterHub.start_service`` awaits ``service.start()``, then tries
-    ``wait_up(http=True, timeout=1)`` ``tries = 10 if service.managed else 1`` times, and ``start``
-    calls ``self.exit(1)`` when a managed service is not ready. No setting changes it (a configurable
+    ``wait_up(http=True, timeout=1)`` ``tries = 10 if service.managed else 1`` times (lines 3655-3659),
+    and ``start`` calls ``self.exit(1)`` when a managed service is not ready (lines 3776-3778). No setting changes it (a configurable
     timeout is jupyterhub/jupyterhub#5138, open). Waiting inside ``Service.start`` leaves JupyterHub's
     own check as it is: it finds the service up at its first try."""
     from jupyterhub.objects import Server
