@@ -157,7 +157,7 @@ def check(condition, what, expected, got, inp, *, language="en"):
         raise AssertionError(say("check", language, what=what, expected=expected, got=got, inp=describe(inp)))
 
 
-def check_close(what, got, expected, inp, rtol=1e-6, atol=1e-9, *, language="en"):
+def check_close(what, got, expected, inp, *, rtol=1e-6, atol=1e-9, language="en"):
     """Fail unless ``got`` (number, array or tensor) has ``expected``'s shape and is close to it."""
     fail = functools.partial(check, what=what, inp=inp, language=language)
     fail(got is not None, expected=describe(expected), got=None)

@@ -51,45 +51,52 @@ def _read_folder(root: Path) -> tuple[list[DownloadedFile], list[tuple[str, str]
             relative = (relative_folder / name).as_posix()
             if name in NOISE or name.startswith("._"):
                 continue
-            path = os.path.join(folder, name)
-            info = os.lstat(path)
-            if stat.S_ISLNK(info.st_mode):
-                left_out.append((relative, "a symbolic link; not followed"))
-            elif not stat.S_ISREG(info.st_mode):
-                left_out.append((relative, "not a regular file (a device, pipe or socket); not read"))
-            elif info.st_nlink > 1:
-                left_out.append((relative, "a hard link (the same file has another name elsewhere); not read"))
-            elif info.st_size > MAX_FILE_BYTES:
-                left_out.append((relative, f"larger than {MAX_FILE_BYTES >> 20} MiB; not read"))
+            data, why = read_as_file(os.path.join(folder, name))
+            if why is None:
+                files.append(DownloadedFile(relative, data))
             else:
-                data = read_regular_file(path, info)
-                if data is None:
-                    left_out.append((relative, "changed while it was read; not read"))
-                else:
-                    files.append(DownloadedFile(relative, data))
+                left_out.append((relative, why))
     return files, left_out
 
 
-def read_regular_file(path: str, expected: os.stat_result, limit: int = MAX_FILE_BYTES) -> bytes | None:
-    """The file's bytes if it is still the regular file that was listed (``expected``, from ``lstat``),
-    with no other name, and at most ``limit`` bytes; else None. Never read through a link.
+def read_as_file(path: str, limit: int = MAX_FILE_BYTES) -> tuple[bytes | None, str | None]:
+    """``(bytes, None)``, or ``(None, why)``: a file read as a file, never through a link.
 
-    The checks are made again on the opened descriptor: a file swapped for another, or linked to a
-    name elsewhere, between the listing and the opening is not read. A hard link is refused because
-    whoever reads the file (the instructor collecting a download, the hub's clerk as the course's
-    grader account) may be able to read what the one who made the link cannot (see
-    ``hub_exchange/entries.py``); an honest upload or submission is always a fresh copy, one link."""
+    A symbolic link, a device, pipe or socket, a hard link (the same file under another name) and a
+    file over ``limit`` bytes are not read. The checks are made again on the opened descriptor: a
+    file swapped for another, or linked to a name elsewhere, between the look and the opening is not
+    read. A hard link is refused because whoever reads the file (the instructor collecting a
+    download, the hub's clerk as the course's grader account) may be able to read what the one who
+    made the link cannot (see ``hub_exchange/entries.py``); an honest upload or submission is always
+    a fresh copy, one link. Used by LMS downloads, the hub's clerk and staging (``submission.py``)."""
+    try:
+        info = os.lstat(path)
+    except OSError as error:
+        return None, f"unreadable ({error.strerror})"
+    if stat.S_ISLNK(info.st_mode):
+        return None, "a symbolic link; not followed"
+    if not stat.S_ISREG(info.st_mode):
+        return None, "not a regular file (a device, pipe or socket); not read"
+    if info.st_nlink > 1:
+        return None, "a hard link (the same file has another name elsewhere); not read"
+    if info.st_size > limit:
+        return None, f"larger than {limit / 2**20:g} MiB; not read"
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
+    except OSError as error:
+        return None, f"unreadable ({error.strerror})"
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (expected.st_dev, expected.st_ino) \
-                or info.st_nlink > 1:
-            return None
-        data = handle.read(limit + 1)
-    return data if len(data) <= limit else None
+        opened = os.fstat(handle.fileno())
+        if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino) \
+                or opened.st_nlink > 1:
+            return None, "changed while it was read; not read"
+        try:
+            data = handle.read(limit + 1)
+        except OSError as error:  # a failing disk
+            return None, f"unreadable ({error.strerror})"
+    if len(data) > limit:
+        return None, f"larger than {limit / 2**20:g} MiB; not read"
+    return data, None
 
 
 def _read_zip(source: Path) -> tuple[list[DownloadedFile], list[tuple[str, str]]]:

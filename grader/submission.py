@@ -15,6 +15,7 @@ from pathlib import Path
 
 import nbformat
 
+from .download_files import read_as_file
 from .sandbox.protocol import MAX_JSON_DEPTH, nesting_depth
 
 #: Most cells a submitted notebook may have (each is a round trip to the student's process and a
@@ -25,38 +26,9 @@ DEFAULT_SIZE_LIMIT = 20 * 1024 * 1024
 
 
 def read_submitted_file(path: Path, size_limit: int = DEFAULT_SIZE_LIMIT):
-    """Return ``(bytes, None)`` or ``(None, reason)``: a submitted file read as a file, never followed.
-
-    A symbolic link, a hard link (another name of a file elsewhere), a device or a pipe is not read;
-    nor is a file over the size limit (checked before reading).
-    """
-    try:
-        info = os.lstat(path)
-    except OSError as error:
-        return None, f"unreadable ({error.strerror})"
-    if stat.S_ISLNK(info.st_mode):
-        return None, "a symbolic link, not a file: not followed"
-    if not stat.S_ISREG(info.st_mode):
-        return None, "not a regular file: not read"
-    if info.st_nlink > 1:
-        return None, "a hard link (another name of a file elsewhere): not read"
-    if info.st_size > size_limit:
-        return None, f"{info.st_size / 2**20:.1f} MiB, over the limit of {size_limit / 2**20:g} MiB: not read"
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as error:
-        return None, f"unreadable ({error.strerror})"
-    with os.fdopen(fd, "rb") as handle:
-        opened = os.fstat(handle.fileno())
-        if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino) or not stat.S_ISREG(opened.st_mode):
-            return None, "changed while it was read: not read"
-        try:
-            raw = handle.read(size_limit + 1)
-        except OSError as error:  # a failing disk
-            return None, f"unreadable ({error.strerror})"
-    if len(raw) > size_limit:
-        return None, f"over the limit of {size_limit / 2**20:g} MiB: not read"
-    return raw, None
+    """Return ``(bytes, None)`` or ``(None, reason)``: a submitted file read as a file, never followed
+    (a link, hard link, device, pipe or file over the size limit is not read; ``read_as_file``)."""
+    return read_as_file(str(path), size_limit)
 
 
 def read_notebook_strictly(path: Path, size_limit: int = DEFAULT_SIZE_LIMIT):

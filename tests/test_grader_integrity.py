@@ -236,7 +236,7 @@ CASES = {
     "slow_cells": (_timed_cells(8, CELL_TIMEOUT - 1), None, "longer than its limit"),
     "raising_cells": (_raising_cells(400), FULL, None),
     "list_grade_id": ("extra notebook", FULL, "extra notebook, ignored"),
-    "too_large": ("too large", 0, "over the limit"),
+    "too_large": ("too large", 0, "larger than"),
     # points without a correct answer
     "forged_records": (_blank_with(FORGE_RECORDS), 0, None),
     "equal_to_everything": (_blank_with(EQUAL_TO_EVERYTHING), 0, None),

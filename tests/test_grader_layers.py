@@ -12,9 +12,9 @@ import layer_maps
 from conftest import ROOT
 
 PACKAGE = ROOT / "grader"
-#: Where the rules are not met yet: a module over 350 lines or a function over its parameters, in a
-#: file a parallel change owns (each one to be split where it is worked on next).
-NOT_YET = {"checks.py": "check_close: 6 positional, as numpy.testing.assert_allclose's"}
+#: Where the rules are not met yet (file -> why): none today. A module over 350 lines or a function
+#: over its parameters goes here only with its reason, to be mended where it is worked on next.
+NOT_YET: dict[str, str] = {}
 
 
 def drawn_layers():

@@ -8,6 +8,7 @@ what must hold:
 
 * bob renames the course's folder of the exchange, to put one of his own in its place;
 * bob listens on the ports of alice's kernel on 127.0.0.1 while she runs a cell;
+* bob attaches a debugger to alice's kernel after she opened (and closed) JupyterLab's debugger panel;
 * alice keeps her submission folder open (her shell's working directory) and changes it after the
   clerk took it in, so that what is graded is not what arrived when it arrived;
 * alice submits a folder of 500 MB: the Assignments panel shows the kit's one clear line, not the
@@ -70,6 +71,11 @@ def hub():
         (site / "90-no-grader-service.py").write_text(
             'c.JupyterHub.services = [s for s in c.JupyterHub.services if not s["name"].startswith("ad101") '
             'or s["name"].endswith("-clerk")]\n')
+        # in its place a managed service as slow to answer as a grader service on a busy machine
+        slow = probe_script(spec, "slow_service.py", SLOW_SERVICE)
+        (site / "91-slow-service.py").write_text(f"c.JupyterHub.services.append({{'name': 'slow-start', 'url': "
+                                                 f"'http://127.0.0.1:{free_port()}', 'user': {course.grader!r}, "
+                                                 f"'command': [{spec.python!r}, {str(slow)!r}, '{SLOW_SECONDS}']}})\n")
         server.start()
         yield spec
     finally:
@@ -77,6 +83,31 @@ def hub():
         kithub.remove_accounts(state)
         spec.profile.unlink(missing_ok=True)
         shutil.rmtree(state, ignore_errors=True)
+
+
+#: JupyterHub gives a managed service 10 s to answer at its start, then exits (jupyterhub/app.py,
+#: JupyterHub.start_service: ``tries = 10 if service.managed else 1``, each ``wait_up(timeout=1)``,
+#: lines 3655-3659 of JupyterHub 5.5.4; kithub.wait_for_services_at_start has the hub wait longer);
+#: this service first answers after 15 s (a margin over JupyterHub's 10 tries on a loaded machine)
+SLOW_SECONDS = 15
+SLOW_SERVICE = r'''
+import http.server, json, os, sys, time, urllib.parse
+started = time.monotonic()
+time.sleep(float(sys.argv[1]))  # what a grader service's imports take on a busy machine
+url = urllib.parse.urlsplit(os.environ["JUPYTERHUB_SERVICE_URL"])
+
+class Answer(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps({"first_answer_after": listening - started}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+server = http.server.HTTPServer((url.hostname, url.port), Answer)
+listening = time.monotonic()
+server.serve_forever()
+'''
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +157,20 @@ def probe_script(hub, name: str, text: str) -> Path:
     (folder / name).write_text(text)
     (folder / name).chmod(0o644)
     return folder / name
+
+
+# --- the hub's own start ------------------------------------------------------------------------------
+
+def test_the_hub_waits_for_a_managed_service_slower_than_jupyterhubs_ten_seconds(hub):
+    """A grader service first answered after JupyterHub's 10 s on a busy machine, and the hub exited
+    at its start. The hub of this module started once, with a service that answers after 15 s."""
+    import requests
+
+    answer = requests.get(f"{hub.url}/services/slow-start/", timeout=30)
+    assert answer.status_code == 200, answer.text[:500]
+    assert answer.json()["first_answer_after"] >= SLOW_SECONDS, answer.text
+    log = (hub.root / "hub" / "jupyterhub.log").read_text(errors="replace")
+    assert "Cannot connect to" not in log and "starting JupyterHub (attempt 2)" not in log, log[-3000:]
 
 
 # --- the exchange's own folders -----------------------------------------------------------------------
@@ -203,6 +248,115 @@ def test_a_student_cannot_listen_to_a_classmates_kernel(hub, students):
     finally:
         alice.request("stop kernel", "DELETE", f"{alice.base}/api/kernels/{kernel['id']}", expect=(204,))
     assert connection["transport"] == "ipc" and connection["ip"].startswith(f"{runtime}/"), connection
+
+
+#: Run as bob: to every TCP port ``victim`` listens on, speak the Debug Adapter Protocol as a debugger
+#: would (debugpy's adapter asks for no credential): initialize, attach, and evaluate an expression in
+#: the debuggee. Reports the ports that answered as a debug adapter and what any evaluation returned.
+DEBUG_ATTACH = r'''
+import json, pwd, socket, sys
+victim = pwd.getpwnam(sys.argv[1]).pw_uid
+
+def listening():
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in open(table).read().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and int(fields[7]) == victim:
+                yield int(fields[1].rsplit(":", 1)[1], 16)
+
+def adapter(port):
+    """The replies of a debug adapter on ``port`` to initialize, attach, evaluate; None if it is not one."""
+    with socket.create_connection(("127.0.0.1", port), timeout=3) as connection:
+        pending, replies = b"", []
+        for seq, (command, arguments) in enumerate([
+                ("initialize", {"adapterID": "python", "clientID": "bob"}), ("attach", {}),
+                ("evaluate", {"expression": "__import__('os').getuid()", "context": "repl"})], 1):
+            body = json.dumps({"seq": seq, "type": "request", "command": command, "arguments": arguments}).encode()
+            connection.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            while True:  # DAP: "Content-Length: n" and a blank line, then n bytes of JSON
+                try:
+                    while b"\r\n\r\n" not in pending:
+                        pending += connection.recv(65536) or b"\r\n\r\n"  # closed
+                    head, _, rest = pending.partition(b"\r\n\r\n")
+                    if not head.startswith(b"Content-Length: "):
+                        return replies or None
+                    size = int(head.split(b":")[1])
+                    while len(rest) < size:
+                        rest += connection.recv(65536) or b"\0" * size
+                except OSError:
+                    return replies or None
+                message, pending = json.loads(rest[:size]), rest[size:]
+                if message.get("type") == "response" and message.get("request_seq") == seq:
+                    replies.append(message)
+                    break
+        return replies
+
+found = {"ports": [], "adapters": [], "ran": []}
+for port in sorted(set(listening())):
+    found["ports"].append(port)
+    replies = adapter(port)
+    if replies:
+        found["adapters"].append(port)
+        found["ran"] += [r["body"]["result"] for r in replies if r["command"] == "evaluate" and r.get("success")]
+print("KIT-DEBUG" + json.dumps(found) + "KIT-DEBUG")
+'''
+
+
+def _debug_request(channel, seq: int, command: str, arguments: dict) -> dict:
+    """Request ``seq`` of the Jupyter debug protocol on the kernel's control channel, as JupyterLab's
+    debugger panel sends it through the kernel's websocket; the kernel's debug_reply."""
+    msg_id, deadline = secrets.token_hex(8), time.monotonic() + 60
+    channel.send(json.dumps({
+        "header": {"msg_id": msg_id, "msg_type": "debug_request", "username": "", "session": msg_id,
+                   "version": "5.3", "date": ""}, "parent_header": {}, "metadata": {}, "channel": "control",
+        "content": {"type": "request", "seq": seq, "command": command, "arguments": arguments}}))
+    while time.monotonic() < deadline:
+        message = json.loads(channel.recv())
+        if message.get("parent_header", {}).get("msg_id") == msg_id and message["msg_type"] == "debug_reply":
+            return message["content"] or {}
+    raise AssertionError(f"the kernel did not answer the debug request {command}")
+
+
+def test_a_classmate_cannot_reach_a_kernel_whose_owner_opened_the_debugger(hub, students):
+    """JupyterLab's debugger panel has ipykernel start debugpy, whose adapter listens on a port of
+    127.0.0.1 and asks for no credential: once alice closes the panel, bob, from his terminal, attaches
+    to her kernel and runs code as her. The class's kernels have no debugger: JupyterLab offers none
+    (the kernel spec says so), and a debug request starts nothing."""
+    import websocket
+
+    alice, bob = students["alice"], students["bob"]
+    # what JupyterLab asks before it offers the debugger: the kernel spec's "debugger" metadata
+    spec = alice.request("kernel specs", "GET", f"{alice.base}/api/kernelspecs").json()["kernelspecs"]["python3"]
+    kernel = alice.request("start kernel", "POST", f"{alice.base}/api/kernels", expect=(201,),
+                           json={"name": "python3"}).json()
+    channel = websocket.create_connection(f"{alice.base.replace('http', 'ws', 1)}/api/kernels/{kernel['id']}/channels",
+                                          header=[f"Authorization: token {alice.token}"], timeout=60)
+    probe = probe_script(hub, "debug_attach.py", DEBUG_ATTACH)
+
+    def bob_tries() -> dict:
+        status, shown = in_terminal(bob, f"{hub.python} {probe} {alice.name}", timeout=120)
+        assert status == 0, shown
+        return json.loads(shown.split("KIT-DEBUG")[1])
+
+    found = []
+    try:
+        # the panel opened (JupyterLab's requests), bob tries; the panel closed, bob tries again
+        started = [_debug_request(channel, seq, command, arguments).get("success") for seq, (command, arguments) in
+                   enumerate([("initialize", {"clientID": "jupyterlab", "adapterID": "python", "pathFormat": "path",
+                                              "linesStartAt1": True, "columnsStartAt1": True}),
+                              ("attach", {}), ("configurationDone", {})], 1)]
+        found.append(bob_tries())
+        _debug_request(channel, 4, "disconnect", {"restart": False, "terminateDebuggee": False})
+        found.append(bob_tries())
+        ran = alice._execute(channel, "print(6 * 7)")  # her kernel still runs her code
+    finally:
+        channel.close()
+        alice.request("stop kernel", "DELETE", f"{alice.base}/api/kernels/{kernel['id']}", expect=(204,))
+    assert all(f["ports"] for f in found), found  # bob saw her ports (her server's, ipykernel's inbound pipe)
+    assert [f["adapters"] for f in found] == [[], []] and [f["ran"] for f in found] == [[], []], found
+    assert not any(started), started
+    assert spec["spec"]["metadata"].get("debugger") is False, spec
+    assert ran["status"] == "ok", ran
 
 
 # --- the time of a submission ---------------------------------------------------------------------------

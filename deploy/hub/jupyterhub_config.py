@@ -40,6 +40,7 @@ c.Spawner.notebook_dir = "~"
 c.Spawner.environment = {
     "PATH": spec.path(),
     "JUPYTER_CONFIG_PATH": str(spec.jupyter_config("student")),  # nbgrader's exchange; no grader tools
+    "JUPYTER_PATH": str(spec.jupyter_data),  # the kernel without a debugger (kithub.write_kernel_spec)
     "KIT_LESSONS": str(spec.lessons_copy),
     "KIT_HUB_STATE": str(spec.root),  # a terminal's login shell puts PATH back from it (kithub.write_commands)
     "SHELL": "/bin/bash",
@@ -87,6 +88,7 @@ for course in spec.courses:
         "environment": {
             "PATH": spec.path(),
             "JUPYTER_CONFIG_PATH": str(spec.jupyter_config("grader")),
+            "JUPYTER_PATH": str(spec.jupyter_data),
             "JUPYTERHUB_DEFAULT_URL": "/lab",
             "JUPYTER_RUNTIME_DIR": str(spec.runtime(course.grader)),  # made at set-up
             "KIT_HUB_STATE": str(spec.root),
@@ -104,6 +106,9 @@ for course in spec.courses:
         "cwd": str(course.directory(spec)),
         "environment": {"PATH": spec.path()},
     })
+# JupyterHub gives a managed service 10 s to answer at start, then exits; a grader service (a JupyterLab)
+# takes longer on a busy machine: the hub waits for its first answer (kithub.wait_for_services_at_start)
+kithub.wait_for_services_at_start()
 # ---- who logs in: the demo's system passwords (PAM), or the university's LTI 1.3 or OpenID Connect
 # (class.json's "logins"); either way only the class's people, in the course groups it gives them ----
 logins.configure(c, spec, groups, services)

@@ -135,6 +135,11 @@ class ClassSpec:
         return self.root / "jupyter" / role
 
     @property
+    def jupyter_data(self) -> Path:
+        """The class's Jupyter data folder (``JUPYTER_PATH``, first): its kernel spec."""
+        return self.root / "jupyter" / "data"
+
+    @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.hub_port}"
 
@@ -295,7 +300,8 @@ def as_account(account: str, spec: ClassSpec) -> dict:
     info = pwd.getpwnam(account)
     env = {"HOME": info.pw_dir, "USER": account, "LOGNAME": account, "LANG": "C.UTF-8",
            "PATH": spec.path(), "KIT_LESSONS": str(spec.lessons_copy),
-           "JUPYTER_CONFIG_PATH": str(spec.jupyter_config("grader" if account in spec.graders() else "student"))}
+           "JUPYTER_CONFIG_PATH": str(spec.jupyter_config("grader" if account in spec.graders() else "student")),
+           "JUPYTER_PATH": str(spec.jupyter_data)}
     return {"user": info.pw_uid, "group": info.pw_gid, "extra_groups": [], "env": env, "cwd": info.pw_dir}
 
 
@@ -355,6 +361,33 @@ c.GuardedCollect.kept_mib = {kept}
 '''
 
 
+#: The class's Python kernel: ipykernel without its debugger. JupyterLab's debugger panel has ipykernel
+#: start debugpy, whose adapter listens on a port of 127.0.0.1 and asks no credential of whoever connects
+#: (debugpy/adapter/clients.py): any account of the machine could attach to a student's kernel, or the
+#: grader's, and run code as its owner. ipykernel runs without a debugger where debugpy cannot be
+#: imported (ipykernel/debugger.py: ``_is_debugpy_available``), and says so in its kernel_info; what
+#: JupyterLab reads to offer the panel is the kernel spec's ``metadata.debugger``. As ipykernel_launcher
+#: does, the working folder leaves sys.path while ipykernel loads (a student's json.py would shadow it).
+KERNEL_WITHOUT_DEBUGGER = ("import sys; sys.path[:] = [p for p in sys.path if p]; sys.modules['debugpy'] = None; "
+                           "from ipykernel.kernelapp import launch_new_instance; launch_new_instance()")
+
+
+def write_kernel_spec(spec: ClassSpec) -> Path:
+    """``python3`` for every server and service of the class (``JUPYTER_PATH`` comes before the
+    environment's own kernel spec and the account's): the kernel without a debugger, the same name,
+    display name and logos as ipykernel's, so notebooks open unchanged."""
+    folder = spec.jupyter_data / "kernels" / "python3"
+    folder.mkdir(parents=True, exist_ok=True)
+    for logo in (Path(spec.python).parent.parent / "share" / "jupyter" / "kernels" / "python3").glob("logo-*"):
+        shutil.copyfile(logo, folder / logo.name)
+    (folder / "kernel.json").write_text(json.dumps({
+        "argv": [spec.python, "-c", KERNEL_WITHOUT_DEBUGGER, "-f", "{connection_file}"],
+        "display_name": "Python 3 (ipykernel)", "language": "python", "metadata": {"debugger": False}}, indent=1))
+    for path in [spec.root / "jupyter", *spec.root.joinpath("jupyter").rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return folder / "kernel.json"
+
+
 def write_jupyter_config(spec: ClassSpec) -> None:
     for role in ("student", "grader"):
         folder = spec.jupyter_config(role)
@@ -366,8 +399,7 @@ def write_jupyter_config(spec: ClassSpec) -> None:
         disabled = {name: True for name in STUDENT_DISABLED_EXTENSIONS} if role == "student" else {}
         (folder / "labconfig" / "page_config.json").write_text(json.dumps({"disabledExtensions": disabled}, indent=1))
         (folder / "jupyter_server_config.py").write_text(GRADER_SERVER_CONFIG if role == "grader" else STUDENT_SERVER_CONFIG)
-    for path in [spec.root / "jupyter", *spec.root.joinpath("jupyter").rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
+    write_kernel_spec(spec)
 
 
 def write_commands(spec: ClassSpec) -> None:
@@ -575,6 +607,48 @@ def _check_reachable(spec: ClassSpec) -> None:
 
 # ---- the hub ----------------------------------------------------------------------------------------
 
+#: How long the hub waits for a managed service's first answer when it starts it. A grader service is
+#: a JupyterLab: a few seconds on a quiet machine, well past 10 s on a busy one.
+SERVICE_START_TIMEOUT = 180.0
+
+
+def wait_for_services_at_start(timeout: float = SERVICE_START_TIMEOUT) -> None:
+    """Run in the hub (jupyterhub_config.py): a managed service's start returns once the service answers
+    on its URL, has exited, or ``timeout`` has passed.
+
+    JupyterHub gives a managed service 10 s to answer and otherwise exits: in JupyterHub 5.5.4's
+    jupyterhub/app.py, ``JupyterHub.start_service`` awaits ``service.start()``, then tries
+    ``wait_up(http=True, timeout=1)`` ``tries = 10 if service.managed else 1`` times (lines 3655-3659),
+    and ``start`` calls ``self.exit(1)`` when a managed service is not ready (lines 3776-3778). No setting changes it (a configurable
+    timeout is jupyterhub/jupyterhub#5138, open). Waiting inside ``Service.start`` leaves JupyterHub's
+    own check as it is: it finds the service up at its first try."""
+    from jupyterhub.objects import Server
+    from jupyterhub.services.service import Service
+    from jupyterhub.utils import AnyTimeoutError, make_ssl_context
+
+    if getattr(Service.start, "waits_for_the_first_answer", False):
+        return
+    start = Service.start
+
+    async def start_and_wait(self):
+        await start(self)
+        if not self.url:
+            return
+        app = self.app  # the same TLS as JupyterHub's own check (internal_ssl, if the site turns it on)
+        context = make_ssl_context(app.internal_ssl_key, app.internal_ssl_cert, cafile=app.internal_ssl_ca,
+                                   purpose=ssl.Purpose.CLIENT_AUTH)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and await self.spawner.poll() is None:
+            try:
+                await Server.from_orm(self.orm.server).wait_up(http=True, timeout=2, ssl_context=context)
+                return
+            except AnyTimeoutError:
+                continue
+
+    start_and_wait.waits_for_the_first_answer = True
+    Service.start = start_and_wait
+
+
 class Hub:
     """``jupyterhub -f deploy/hub/jupyterhub_config.py`` for a set-up class, in its own process group."""
 
@@ -598,6 +672,7 @@ class Hub:
         hub_dir.chmod(0o700)
         for account in self.spec.graders():  # (a class set up before the runtime folders has none yet)
             private_runtime(self.spec, account)
+        write_kernel_spec(self.spec)  # (nor, set up before it, the kernel without a debugger)
         # the servers' output is in it (their nbgrader's too): root's alone
         self._log = os.fdopen(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a")
         self.log_path.chmod(0o600)
@@ -611,8 +686,9 @@ class Hub:
                                             start_new_session=True, preexec_fn=_default_signals)
             if self._wait_until_up(deadline):
                 return self
-            # JupyterHub gives a managed service 10 s to answer, then exits; on a busy machine a
-            # grader service's first start can take longer (its imports are then cached): again.
+            # JupyterHub gives a managed service 10 s to answer, then exits; the hub's configuration
+            # waits longer (wait_for_services_at_start), and a service slower still is started again
+            # (its imports are then cached)
             with open(self.log_path, errors="replace") as log:
                 log.seek(offset)
                 service_too_slow = "Cannot connect to" in log.read()

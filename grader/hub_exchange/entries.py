@@ -6,7 +6,7 @@ import os
 import pwd
 import stat
 
-from ..download_files import read_regular_file
+from ..download_files import read_as_file
 
 RECEIVED = "received"
 #: nbgrader's own timestamp format (``parse_utc`` reads it back)
@@ -105,20 +105,9 @@ def read_submission(root: str):
                 continue  # the student's clock (the arrival time is written instead); the clerk's note
             if not name.isprintable():
                 yield relative, "an odd file name; not read", None
-            elif stat.S_ISLNK(info.st_mode):
-                yield relative, "a symbolic link; not followed", None
-            elif not stat.S_ISREG(info.st_mode):
-                yield relative, "not a regular file (a pipe, socket or device); not read", None
-            elif info.st_nlink > 1:  # (asked again of the opened file: a link made meanwhile is refused too)
-                yield relative, "a hard link (the same file has another name elsewhere); not read", None
-            elif info.st_size > MAX_FILE_BYTES:
-                yield relative, f"larger than {MAX_FILE_BYTES >> 20} MiB; not read", None
-            else:
-                data = read_regular_file(path, info, MAX_FILE_BYTES)
-                if data is None:
-                    yield relative, "changed while it was read; not read", None
-                else:
-                    yield relative, None, data
+            else:  # a link, pipe, hard link (also one made meanwhile) or huge file is not read, with why
+                data, why = read_as_file(path, MAX_FILE_BYTES)
+                yield relative, why, data
         folders[:] = [f for f in folders if not os.path.islink(os.path.join(folder, f))]
 
 
