@@ -2,7 +2,8 @@
 
 Everything a command and the processes it starts put in the temporary folder (a run's scratch
 folders, dask's own folders) goes into ``kitgrade-<pid>-…`` under the user's temporary folder
-(``TMPDIR``); multiprocessing's folder is beside it, named in it. Both are removed when the process
+(``TMPDIR``); multiprocessing's folder is beside it (or in /tmp, /var/tmp or /dev/shm where ``TMPDIR``
+is too deep for its socket's path), named in it. Both are removed when the process
 exits; those left by a process that was killed (SIGKILL, a machine that went down) are removed by
 the next command that starts.
 """
@@ -49,10 +50,11 @@ def _temporary_folder() -> Path:
     try:
         return Path(tempfile.gettempdir())
     except FileNotFoundError:  # Python found none it can write in
-        asked = os.environ.get("TMPDIR")
-        state = "cannot be written" if os.path.isdir(asked or ".") else \
-            "is not a folder" if os.path.exists(asked) else "does not exist"
-        named = f"TMPDIR={asked} {state}, and " if asked else ""
+        asked, named = os.environ.get("TMPDIR"), ""
+        if asked:
+            state = ("cannot be written" if os.path.isdir(asked) else "is not a folder" if os.path.exists(asked)
+                     else "does not exist")
+            named = f"TMPDIR={asked} {state}, and "
         raise UsageError(f"no folder for temporary files: {named}none of /tmp, /var/tmp and the current folder can be "
                          "written; set TMPDIR to a folder you can write") from None
 
