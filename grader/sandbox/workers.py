@@ -25,16 +25,31 @@ def start_forkserver() -> None:
     """Start the forkserver the local workers are forked from, if it is not running yet; return at once.
 
     It imports the worker's modules (about a second) while the command goes on with its own start.
-    A forkserver already running (in a test run, say) keeps what it has imported."""
-    multiprocessing.get_context("forkserver").set_forkserver_preload(FORKSERVER_PRELOAD)
-    from multiprocessing import forkserver
+    A forkserver already running (in a test run, say) keeps what it has imported.
 
-    forkserver.ensure_running()
+    It is started with Ctrl-C blocked, as multiprocessing starts its resource tracker: the terminal
+    sends Ctrl-C to every process of the command, and one pressed while the forkserver imports would
+    print its traceback. Blocked (inherited across exec), it never becomes a KeyboardInterrupt there
+    (multiprocessing has the forkserver ignore it afterwards); the forkserver ends when the
+    instructor's process does. In this process, a Ctrl-C pressed meanwhile waits until it is
+    unblocked, then stops the command; workers unblock it (``init_worker``)."""
+    multiprocessing.get_context("forkserver").set_forkserver_preload(FORKSERVER_PRELOAD)
+    from multiprocessing import forkserver, resource_tracker
+
+    resource_tracker.ensure_running()  # first: starting it unblocks SIGINT and SIGTERM in this thread
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def init_worker(preload: list[str], instructor: int) -> None:
     """Initializer of a grading worker (``ProcessPoolExecutor(initializer=...)``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the instructor's process decides when to stop
+    # blocked since the forkserver started (``start_forkserver``): ignored now, and not blocked for the
+    # processes this worker starts (the supervisor interrupts a student's cell with it)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
     exit_with(instructor)
     _STATE.update(preload=list(preload), zygotes={})
 
