@@ -15,7 +15,7 @@ GROUPS = {
     "hub": ("test_hub", "test_deploy"),
     "grader": ("test_suite_groups", "test_grader_", "test_kitgrade", "test_collect", "test_existing_nbgrader", "test_release",
                "test_summary", "test_written_answers", "test_extras", "test_student_text", "test_fairness",
-               "test_threat_model"),
+               "test_threat_model", "test_read_as_a_file"),
     "course": ("test_notebooks", "test_exercise", "test_lab", "test_browser", "test_chinese_figures",
                "test_graph_explorer", "test_lesson"),
     "engine": ("test_engine_", "_vs_torch", "test_float32_rounding", "test_numpy_argument_names", "test_printing",
@@ -24,7 +24,8 @@ GROUPS = {
 #: ``make test-quick``: the inner loop's tests (under five minutes on two cores): the engine's
 #: without PyTorch's tutorials run whole, and the grader's that grade no class.
 QUICK = ("test_engine_", "_vs_torch", "test_float32_rounding", "test_numpy_argument_names", "test_printing",
-         "test_utils_data", "test_grader_layers", "test_suite_groups", "test_grader_values", "test_student_text", "test_collect_downloads")
+         "test_utils_data", "test_grader_layers", "test_suite_groups", "test_grader_values", "test_student_text", "test_collect_downloads",
+         "test_read_as_a_file", "test_grader_speed")
 
 
 def group_of(module: str) -> str | None:
@@ -50,7 +51,7 @@ ONE_AT_A_TIME_GROUP = "accounts-and-hubs"
 #: ``make test`` runs these by themselves, before the others (marked ``alone``): the hub's load test,
 #: whose figures must be the hub's alone, and the grader's fault tests, which fail on any grading
 #: process of this checkout's Python left on the machine, so a test grading beside them fails them.
-ALONE = ("test_hub_load", "test_grader_faults", "test_grader_environment_faults")
+ALONE = ("test_hub_load", "test_grader_faults", "test_grader_environment_faults", "test_grader_bad_day")
 
 
 def xdist_group_of(module: str) -> str:
