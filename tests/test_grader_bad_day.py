@@ -264,3 +264,26 @@ def test_a_temporary_folder_too_deep_for_the_workers_socket_with_no_short_one_is
         f"{len(str(deep))} bytes; at most 75) and none of /tmp, /var/tmp, /dev/shm can be written; set TMPDIR to a "
         "shorter folder"), done.stderr
     assert snapshot(course, tmp_path) == before
+
+
+# ---- the gradebook replaced while a run grades ---------------------------------------------------
+def test_a_gradebook_replaced_during_a_run_gives_no_one_a_zero_and_the_next_run_grades_them(tmp_path):
+    """An instructor copies a backup over gradebook.db while a run grades: a student graded before the copy
+    loses that grade (as with plain nbgrader), but is never given a zero for a correct notebook; the next
+    run grades them again."""
+    from test_grader_environment_faults import _slow, _start, _wait_for_a_grade
+
+    course = make_course(tmp_path / "course")
+    hand_in(course, ["alice"])
+    _slow(course, ["dan"], seconds=6)
+    backup = tmp_path / "gradebook-backup.db"
+    shutil.copy(course / "gradebook.db", backup)
+    run = _start(course, tmp_path / "tmp")
+    _wait_for_a_grade(course, run)
+    shutil.copy(backup, course / "gradebook.db")  # as `cp` does: the same file, its bytes replaced
+    run.communicate(timeout=300)
+    assert 0.0 not in scores(course).values(), scores(course)
+    again = subprocess.run([sys.executable, "-m", "grader.cli", "autograde", ASSIGNMENT, "--course", str(course),
+                            "--quiet"], capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again
+    assert scores(course) == {"alice": 7.0, "dan": 7.0}, again.stdout

@@ -142,8 +142,12 @@ class Run:
         for student, why in self.not_graded.items():
             self.results[student].reasons.append(f"not graded, because {why}; run autograde again to grade it")
             self.results[student].graded = False
-        # students with nothing gradable still get their zero, as nbgrader gives a missing notebook
-        score_missing_as_zero(self.course, self.assignment, [s for s in self.to_grade if s not in self.not_graded])
+        # students with nothing gradable (no notebook staged, so nbgrader never saw them) still get their
+        # zero, as nbgrader gives a missing notebook; one nbgrader graded is never given a zero here, even
+        # if their grade is gone from the gradebook (replaced during the run: the next run grades them)
+        with_notebooks = {task["student"] for task in tasks}
+        score_missing_as_zero(self.course, self.assignment,
+                              [s for s in self.to_grade if s not in self.not_graded and s not in with_notebooks])
         regraded = [s for s in self.to_grade if s not in self.not_graded and s in self.before.submissions]
         for student, changes in changed_grades(self.course, self.assignment, self.before, regraded).items():
             self.results[student].changed = changes
