@@ -460,6 +460,25 @@ def test_where_part_of_proc_is_hidden_autograde_refuses_and_says_what_to_change(
     assert snapshot(course) == before
 
 
+def test_where_no_user_namespace_may_be_made_autograde_refuses_and_says_how_to_allow_them(shared):
+    """A machine hardened with user.max_user_namespaces=0 (here: in a user namespace of the test's own, where
+    it is set to 0): bwrap run as root makes its other namespaces without one unless asked, so only a probe
+    that asks for what the sandbox asks for sees it; before, every submission was "not graded"."""
+    if not shutil.which("unshare", path="/usr/bin:/bin"):
+        unavailable("unshare (util-linux) is not installed", "CI images have util-linux")
+    course = _course(shared / "no-userns-course", {"alice": _solution_with()})
+    before = snapshot(course)
+    limit_and_grade = ("echo 0 > /proc/sys/user/max_user_namespaces && exec \"$0\" -m grader.cli "
+                       f"autograde {ASSIGNMENT} --course '{course}' --quiet")
+    refused = subprocess.run(["unshare", "--user", "--map-root-user", "sh", "-c", limit_and_grade, sys.executable],
+                             capture_output=True, text=True, timeout=300, cwd=str(ROOT))
+    assert refused.returncode == 2, refused
+    assert len(refused.stderr.strip().splitlines()) == 1 and "Traceback" not in refused.stderr, refused.stderr
+    assert "nothing was graded, because bubblewrap cannot create its namespaces here" in refused.stderr, refused.stderr
+    assert "user.max_user_namespaces" in refused.stderr, refused.stderr
+    assert snapshot(course) == before
+
+
 def test_every_kit_module_the_students_process_imports_is_on_the_allow_list():
     """What the student's process imports of the kit (the checks and what they import, the sandbox's
     own child side) must be readable inside the walls, or every notebook that imports it dies there:

