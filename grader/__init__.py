@@ -22,6 +22,7 @@ top of a file or inside a function) closes a circle (``tests/test_grader_layers.
       download_files.py  an LMS download read as files (never followed, never trusted for names)
       preprocessors.py   the kit's own preprocessors in nbgrader's chains
       speed.py           the grader's speed tricks, in one room (an import skipped, gradebook engines shared)
+      stop_signals.py    SIGTERM and a closed terminal stop a command as Ctrl-C does
     1 course_config.py   a course's ``nbgrader_config.py``, read as nbgrader reads it, checked
       course.py          the course folder: read once per command, the state commands check
       faults.py          faults of the machine (a full disk, a locked gradebook), one sentence each

@@ -178,7 +178,7 @@ def test_killing_the_run_stops_its_workers_within_seconds(course, tmp_path):
 _STOPPED_WHILE_CLOSING = """
 import os, signal, threading
 from grader.autograde.executors import LocalExecutor
-from grader.autograde.stopping import stops_as_keyboard_interrupt
+from grader.stop_signals import stops_as_keyboard_interrupt
 
 executor = LocalExecutor(2, None, [])
 executor.start()  # the workers start their zygotes, which takes seconds

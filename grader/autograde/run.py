@@ -29,6 +29,7 @@ from ..sandbox.bubblewrap import require_sandbox
 from ..sandbox.scratch import run_folder
 from ..settings import worker_count
 from ..speed import shared_gradebook_engines
+from ..stop_signals import stops_as_keyboard_interrupt
 from .changes import changed_grades
 from .gradebook_records import GradebookRecords
 from .ledger import Ledger
@@ -37,7 +38,7 @@ from .recording import grade_student, score_missing_as_zero, write_record
 from .report import finish_report
 from .results import StudentResult
 from .staging import sandbox_policy, stage_all
-from .stopping import Interrupted, stops_as_keyboard_interrupt
+from .stopping import Interrupted
 
 
 @dataclass

@@ -2,39 +2,19 @@
 
 from __future__ import annotations
 
-import signal
 import sys
-from contextlib import contextmanager
 
 from ..course import KIT_DIR
 from ..errors import UsageError
+from ..stop_signals import stops_as_keyboard_interrupt
 from .preflight import find_course, will_write
 
 
 def cmd_autograde(args) -> int:
-    with _stopped_as_by_ctrl_c():
+    # from the command's first line, not only once the run has begun: the workers' forkserver is
+    # started first thing, and a command killed as it imports would leave its temporary folder behind
+    with stops_as_keyboard_interrupt():
         return _autograde(args)
-
-
-@contextmanager
-def _stopped_as_by_ctrl_c():
-    """SIGTERM and SIGHUP stop the command as Ctrl-C does from its first line, not only once the run
-    has begun (``stopping.py``): the workers' forkserver is started first thing, and a command killed
-    as it imports would leave its temporary folder behind."""
-    def stop(signum, frame):
-        raise KeyboardInterrupt
-
-    previous = {}
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        try:
-            previous[sig] = signal.signal(sig, stop)
-        except ValueError:  # not the main thread (kitgrade called in-process): the handlers stay as they are
-            pass
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _autograde(args) -> int:
