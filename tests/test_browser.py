@@ -339,7 +339,7 @@ def _key_figure_notebooks(root):
     def run(lesson, lang):
         path = root / "notebooks" / lang / f"{lesson}.ipynb"
         nb = nbformat.read(path, as_version=4)
-        NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+        NotebookClient(nb, timeout=120, kernel_name="python3", iopub_timeout=60, resources={"metadata": {"path": str(path.parent)}}).execute()
         return _key_cell(nb, lesson, lang)
 
     runs = [(lesson, lang) for lang in LANGUAGES for lesson in LESSONS]

@@ -95,7 +95,7 @@ def test_the_notebook_magic_puts_the_engine_in_torchs_place_in_a_real_kernel(tmp
         "%unload_ext autograd_core\nimport sys\nprint('torch' in sys.modules)",
     ]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True, iopub_timeout=60,
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     outputs = [cell.outputs for cell in nb.cells]
     assert outputs[0] == []

@@ -573,7 +573,7 @@ def _ps2_run_in_plain_kernel(nb):
     """Execute a notebook in a plain python3 kernel; {grade_id: error text} of the cells that failed."""
     from nbclient import NotebookClient
 
-    NotebookClient(nb, kernel_name="python3", timeout=300, allow_errors=True,
+    NotebookClient(nb, kernel_name="python3", timeout=300, allow_errors=True, iopub_timeout=60,
                    resources={"metadata": {"path": str(ROOT)}}).execute()
     return {nbgrader_meta(c).get("grade_id"): "\n".join(f"{o.ename}: {o.evalue}" for o in c.outputs
                                                          if o.output_type == "error")

@@ -30,6 +30,9 @@ LANGUAGES = build.LANGUAGES
 RUNS = [(lesson, lang) for lesson in LESSONS for lang in LANGUAGES]
 RUN_IDS = [f"{lesson}-{lang}" for lesson, lang in RUNS]
 CELL_TIMEOUT = 120
+#: How long nbclient waits for a cell's last outputs after the kernel said it finished (its default, 4 s,
+#: drops them on a loaded machine: the figure audit's last line went missing once in a CI run)
+IOPUB_TIMEOUT = 60
 PARALLEL = 3  # kernels at a time; each is a separate process
 
 FREED = (
@@ -240,7 +243,7 @@ def execute_all(engine):
             switch_to_pytorch(nb)
         nb.cells.insert(0, nbformat.v4.new_code_cell(FIGURE_AUDIT))
         nb.cells.append(nbformat.v4.new_code_cell(FIGURE_REPORT))
-        client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
+        client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", iopub_timeout=IOPUB_TIMEOUT,
                                 resources={"metadata": {"path": str(path.parent)}})
         async with gate:
             try:
