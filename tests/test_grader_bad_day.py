@@ -37,16 +37,10 @@ from course_snapshots import ASSIGNMENT, copy_course, make_course, snapshot
 from grader_fixtures.cases import SOLUTIONS, answered
 from test_grader_environment_faults import NOTEBOOK, gradebook_locked, hand_in, one_line, scores
 from test_grader_faults import _grading_processes, _wait_until_gone
+from test_grader_walls import LIST_DESCRIPTORS
 
-PROBE = r"""
-import os, sys
-held = []
-for fd in os.listdir("/proc/self/fd"):
-    try:
-        held.append(os.readlink(f"/proc/self/fd/{fd}").split("[")[0])
-    except OSError:  # the descriptor listdir itself used, closed since
-        pass
-print("HELD", sorted(held))
+PROBE = LIST_DESCRIPTORS + r"""
+import sys
 with open("/proc/self/maps") as maps:
     mapped = {line.split(None, 5)[5].strip() for line in maps if len(line.split(None, 5)) > 5}
 print("MAPPED", sorted(m for m in mapped if any(word in m for word in ("sqlite", "gradebook", ".db", "pymp-"))))
