@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -23,6 +24,26 @@ from .settings import KitGrade
 
 #: Notebook metadata key (in the instructor's source notebook) holding the kit's per-assignment policy.
 POLICY_KEY = "kitgrade"
+#: An import statement's modules (``import a.b as c, d``, ``from a.b import c``), read line by line
+#: (a line that only looks like one, in a string, counts too: it costs time, never a grade).
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([^#;\n]+))", re.MULTILINE)
+#: Magics that import matplotlib (and NumPy) for the notebook.
+_PLOTTING_MAGIC = re.compile(r"^[ \t]*%(matplotlib|pylab)\b", re.MULTILINE)
+
+
+def modules_imported(source: str) -> set[str]:
+    """The top-level modules a code cell's source imports."""
+    names = set()
+    for origin, listed in _IMPORT.findall(source.replace(";", "\n").replace(":", "\n")):  # ``try: import x``
+        for part in ([origin] if origin else listed.split(",")):
+            words = part.split()
+            if words:
+                names.add(words[0].split(".")[0].strip("()\\"))
+    for magic in _PLOTTING_MAGIC.findall(source):
+        names.update(["matplotlib", "numpy"] if magic == "pylab" else ["matplotlib"])
+    return {name for name in names if name.isidentifier()}
+
+
 #: Where the kit keeps its own working files inside a course.
 KIT_DIR = ".kitgrade"
 #: nbgrader's steps, each a folder of the course named by ``CourseDirectory.<step>_directory``.
@@ -127,6 +148,29 @@ class Course:
                                  f"{str(error)[:80]})") from None
             forbidden.update(meta.get("forbidden_imports", []))
         return {"forbidden_imports": sorted(forbidden)}
+
+    def imported_modules(self, assignment: str) -> list[str]:
+        """The top-level modules what students are given of ``assignment`` imports: its released
+        notebooks' code cells and the Python files beside them in ``source/`` (helpers copied
+        into each grading folder). Never what only a solution or a hidden test imports: the list
+        decides what a grading interpreter loads first (``settings.preload_for``), which the
+        student's process can see."""
+        imports: set[str] = set()
+        for notebook in self.source_notebooks(assignment):
+            released = self.path("release", assignment, notebook.name)
+            try:
+                cells = json.loads(released.read_text(encoding="utf-8")).get("cells", [])
+                imports.update(name for cell in cells if isinstance(cell, dict) and cell.get("cell_type") == "code"
+                               for name in modules_imported("".join(cell.get("source", ""))))
+            except (OSError, UnicodeDecodeError, ValueError, AttributeError, TypeError):
+                continue  # not released yet, or unreadable: the release and autograde say so themselves
+        helpers = sorted(self.path("source", assignment).rglob("*.py"))[:200]
+        for helper in helpers:
+            try:
+                imports.update(modules_imported(helper.read_text(encoding="utf-8", errors="replace")[:1_000_000]))
+            except OSError:
+                continue
+        return sorted(imports)
 
     def protected_paths(self) -> list[str]:
         """Paths student code may never read or write while it is graded."""

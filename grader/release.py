@@ -14,6 +14,7 @@ from .faults import describe, logged_errors
 from .local_grading import LocalGrader, NotebookResult
 from .sandbox.policy import policy_for
 from .sandbox.scratch import read_data_files
+from .settings import preload_for
 
 
 @dataclass
@@ -67,7 +68,7 @@ def prove_release(course: Course, assignment: str) -> list[ReleaseProof]:
     policy = policy_for(settings, course.policy(assignment)["forbidden_imports"])
     data_files = read_data_files(course.path("source", assignment), policy.limits)  # as autograde copies them
     proofs = []
-    with LocalGrader(settings.preload_modules) as grader:
+    with LocalGrader(preload_for(settings.preload_modules, course.imported_modules(assignment))) as grader:
         for source in course.source_notebooks(assignment):
             graded = {}
             for kind, path in (("solution", source), ("blank", course.path("release", assignment, source.name))):

@@ -26,7 +26,8 @@ class KitGrade(Configurable):
     data_size_limit_mb = Integer(100, min=0, help="Largest total size of those data files, in MiB.").tag(config=True)
     preload_modules = List(
         Unicode(), ["numpy", "numpy.testing", "math", "unittest", "matplotlib.pyplot", "autograd_core"],
-        help="Modules imported once per worker before any submission; they are guarded against tampering.",
+        help="Modules imported once per worker before any submission, those of them an assignment's released "
+             "notebooks (or the Python files beside them) import; they are guarded against tampering.",
     ).tag(config=True)
     protected_paths = List(
         Unicode(), [],
@@ -38,6 +39,18 @@ class KitGrade(Configurable):
     hide_hidden_tests_in_feedback = Bool(
         True, help="Feedback leaves the hidden tests out unless `feedback --show-hidden-tests` (False: shows them).",
     ).tag(config=True)
+
+
+def preload_for(preload_modules: list[str], imports: list[str]) -> list[str]:
+    """The modules a grading interpreter loads before any notebook of an assignment: those of
+    ``c.KitGrade.preload_modules`` whose package what students are given of the assignment imports
+    (``Course.imported_modules``). The others would cost every worker their start-up (matplotlib
+    alone is a quarter of a second) and every plain test cell its guard's watch, for nothing. A
+    module loaded later (a student's own import, or one only a hidden test makes) costs its time in
+    the student's process and is not watched by the integrity guard, a speed bump only
+    (docs/threat-model.md)."""
+    imported = set(imports)
+    return [name for name in preload_modules if name.split(".")[0] in imported]
 
 
 def worker_count(requested: int | None, settings: KitGrade) -> int:

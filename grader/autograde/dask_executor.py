@@ -61,10 +61,7 @@ def run_on_worker(task: dict, preload: list[str], expected: dict[str, str]) -> d
     if mine != expected:
         raise VersionMismatch(f"a worker with {versions.describe_versions(mine)} refused it (the instructor has "
                               f"{versions.describe_versions(expected)})")
-    from ..sandbox import workers
-
-    workers.init_lazily(preload)
-    return execute_prepared(task)
+    return execute_prepared(task, preload=preload)
 
 
 def _connect(address: str, security):

@@ -27,7 +27,7 @@ from ..faults import describe
 from ..progress import ProgressBar
 from ..sandbox.bubblewrap import require_sandbox
 from ..sandbox.scratch import run_folder
-from ..settings import worker_count
+from ..settings import preload_for, worker_count
 from ..speed import shared_gradebook_engines
 from ..stop_signals import stops_as_keyboard_interrupt
 from .changes import changed_grades
@@ -94,15 +94,17 @@ class Run:
         self.gradebook_copy = self.run_dir / "gradebook.db"
         self.ledger = self.before = self.executor = None
         self.policy = self.data_files = None
+        self.preload: list[str] = []  # what the grading interpreters load first (``settings.preload_for``)
 
     def grade(self) -> dict[str, StudentResult]:
         ensure_nbgrader_tools_on_path()
         require_sandbox(self.settings)  # refused (one line, nothing written) where bubblewrap cannot run
+        self.preload = preload_for(self.settings.preload_modules, self.course.imported_modules(self.assignment))
         if self.options.cluster:  # connected (and checked) before anything is written
             from .dask_executor import DaskExecutor, tls_security
 
             self.executor = DaskExecutor.connect(self.options.cluster, tls_security(self.options.security),
-                                                 config=self.config, preload=self.settings.preload_modules)
+                                                 config=self.config, preload=self.preload)
         stopped = True
         try:
             self.ledger = Ledger(self.course, self.assignment)
@@ -125,7 +127,7 @@ class Run:
 
             notebooks = len(self.to_grade) * max(1, len(self.course.source_notebooks(self.assignment)))
             workers = min(worker_count(self.options.workers, self.settings), notebooks)
-            self.executor = LocalExecutor(workers, self.config, self.settings.preload_modules)
+            self.executor = LocalExecutor(workers, self.config, self.preload)
         if self.to_grade:
             self.executor.start(self.policy.forbidden_imports)  # the workers start while this process stages
         tasks = stage_all(self)

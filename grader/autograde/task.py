@@ -44,8 +44,9 @@ def prepare_task(task: dict) -> dict:
             "policy": task["policy"], "data_files": task["data_files"], "scratch_parent": task.get("scratch_parent")}
 
 
-def execute_prepared(task: dict) -> dict:
-    """Worker side of a task: run a prepared (sanitized) notebook in the sandbox.
+def execute_prepared(task: dict, *, preload: list[str] | None = None) -> dict:
+    """Worker side of a task: run a prepared (sanitized) notebook in the sandbox, in a process forked
+    from a zygote that loaded ``preload`` (by default the worker's list, ``workers.init_worker``).
 
     Returns its findings and the execution record (the outputs of every cell); the caller, the
     instructor's process, is the only one to write anything."""
@@ -55,7 +56,7 @@ def execute_prepared(task: dict) -> dict:
     policy: SandboxPolicy = task["policy"]
     started = time.monotonic()
     with scratch_folder(task["data_files"], task.get("scratch_parent")) as scratch:
-        report = run_notebook(grading_workers.zygote_for(policy.forbidden_imports), nb, policy.for_scratch(scratch),
+        report = run_notebook(grading_workers.zygote_for(policy.forbidden_imports, preload), nb, policy.for_scratch(scratch),
                               task["sources"])
     seconds = time.monotonic() - started
     findings = list(task["findings"]) + report.findings + keep_warnings_harmless(nb)

@@ -8,6 +8,7 @@ Rooms, one defence each (read them in this order):
 * ``protocol.py``    the messages between supervisor and student's process, and how they are read
 * ``values.py``      the only data that crosses back: plain values, strictly decoded
 * ``bubblewrap.py``  the first wall: the zygote runs in bubblewrap, on an allow-list of files
+                     (read once before the local workers are forked: ``allow_list_read.py``)
 * ``zygote.py``      a clean pre-warmed interpreter that forks the student's process
 * ``namespaces.py``  how it starts one: PID 1 of a PID namespace of its own, through a namespace parent
 * ``child.py``       the student's process: walls up, then one command at a time

@@ -214,14 +214,27 @@ def import_roots() -> list[str]:
     return roots
 
 
-@functools.lru_cache(maxsize=1)
+_given_allow_list: list[tuple[str, ...]] = []  # the worker's, in a zygote (``use_allow_list``)
+
+
 def readable_paths() -> tuple[str, ...]:
     """Everything the sandbox may read (before links are followed): the allow-list."""
+    return _given_allow_list[0] if _given_allow_list else _computed_readable_paths()
+
+
+@functools.lru_cache(maxsize=1)
+def _computed_readable_paths() -> tuple[str, ...]:
     paths = [interpreter(), *library_paths(), *stdlib_paths(), *_installed_paths()]
     paths.extend(os.path.join(kit_root(), relative) for relative in KIT_PATHS)
     paths.extend(ETC_FILES)
     paths.extend(FONT_FOLDERS)
     return tuple(p for p in paths if os.path.lexists(p))
+
+
+def use_allow_list(paths: list[str]) -> None:
+    """In a zygote: take the allow-list its worker sent (the list the worker mounted the sandbox
+    with) instead of reading every distribution's file list again (0.15 s per zygote)."""
+    _given_allow_list[:] = [tuple(str(p) for p in paths)]
 
 
 def allow_list_entries_of_tmp() -> list[str]:

@@ -65,7 +65,7 @@ class Template:
         self._readable: dict[tuple, list[str]] = {}
         from .bubblewrap import readable_paths
 
-        readable_paths()  # the allow-list, read from the distributions' metadata once, before any fork
+        readable_paths()  # the allow-list (its worker sent it: ``zygote.main``), settled before any fork
 
     def readable_roots(self, protected: list[str]) -> list[str]:
         """The folders a grading process may read (computed once per protected set)."""

@@ -17,8 +17,8 @@ import time
 _STATE: dict = {"preload": [], "zygotes": {}}
 
 #: What the forkserver of the local workers imports once, before it forks them: the grader's speed
-#: tricks first, the command's own module, then what a worker runs.
-FORKSERVER_PRELOAD = ["grader.speed", "__main__", "grader.autograde.task"]
+#: tricks first, the command's own module, what a worker runs, and the sandbox's allow-list.
+FORKSERVER_PRELOAD = ["grader.speed", "__main__", "grader.autograde.task", "grader.sandbox.allow_list_read"]
 
 
 def start_forkserver() -> None:
@@ -54,12 +54,6 @@ def init_worker(preload: list[str], instructor: int) -> None:
     _STATE.update(preload=list(preload), zygotes={})
 
 
-def init_lazily(preload: list[str]) -> None:
-    """On a dask worker (no initializer): take the preload list the task brought, once."""
-    if not _STATE.get("lazy"):
-        _STATE.update(preload=list(preload), lazy=True)
-
-
 def exit_with(instructor: int) -> None:
     """If the instructor's process dies (even by SIGKILL), exit within a second.
 
@@ -93,17 +87,25 @@ def alive(pid: int) -> bool:
         return True
 
 
-def zygote_for(forbidden_imports):
-    """This worker's zygote for a set of forbidden modules (they are never loaded in it).
+def zygote_for(forbidden_imports, preload=None):
+    """This worker's zygote loading ``preload`` (by default the list ``init_worker`` was given) but
+    never a forbidden module.
 
-    One per thread: a dask worker may run several tasks at once, each in a thread of its own."""
+    One per thread and set of forbidden modules: a dask worker may run several tasks at once, each
+    in a thread of its own. A task of another assignment's run, with another list of modules,
+    replaces that thread's zygote (a long-lived dask worker serving several assignments keeps one
+    interpreter per thread, not one per assignment)."""
     from .zygote import Zygote
 
-    forbidden = {name.split(".")[0] for name in forbidden_imports}
-    key = (threading.get_ident(), tuple(sorted(forbidden)))
+    forbidden = tuple(sorted({name.split(".")[0] for name in forbidden_imports}))
+    modules = [m for m in (_STATE["preload"] if preload is None else preload) if m.split(".")[0] not in forbidden]
+    key = (threading.get_ident(), forbidden)
     zygote = _STATE["zygotes"].get(key)
-    if zygote is None or not zygote.alive():
-        zygote = Zygote([m for m in _STATE["preload"] if m.split(".")[0] not in forbidden])
+    if zygote is not None and (not zygote.alive() or zygote.preload != modules):
+        zygote.close()
+        zygote = None
+    if zygote is None:
+        zygote = Zygote(modules)
         _STATE["zygotes"][key] = zygote
     return zygote
 

@@ -67,6 +67,10 @@ class Zygote:
         child.close()
         self.socket = parent
         self.buffer = b""
+        try:  # the allow-list, first: the zygote's student processes wall themselves in with it
+            _send(parent, {"allow_list": list(bubblewrap.readable_paths())})
+        except OSError:  # the zygote is gone already: ``_receive`` says why
+            pass
         ready, _ = self._receive(startup_timeout)
         if ready.get("ready") is not True:
             raise ZygoteFailed(f"the grading interpreter did not start: {ready}")
@@ -243,9 +247,13 @@ def _ending_if_the_worker_goes(sock_fd: int):
 
 
 def main(sock_fd: int, preload: list[str], parent: int, sandboxed: bool = False) -> None:
+    sock = socket.socket(fileno=sock_fd)
     with _ending_if_the_worker_goes(sock_fd):
         from .child import Channels, run_child
         from .shell import Template
+
+        allow_list, buffer = _first_line(sock)
+        bubblewrap.use_allow_list(allow_list["allow_list"])
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor ends us (Ctrl-C reaches it, not us)
         if not die_with_parent() and sandboxed:
@@ -255,9 +263,7 @@ def main(sock_fd: int, preload: list[str], parent: int, sandboxed: bool = False)
         if not sandboxed and _LIBC is not None:  # inside, each student's process is PID 1 and reaps its own
             _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         template = Template(preload)
-    sock = socket.socket(fileno=sock_fd)
     _send(sock, {"ready": True})
-    buffer = b""
     while True:
         data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
         if not data:
@@ -305,6 +311,18 @@ def main(sock_fd: int, preload: list[str], parent: int, sandboxed: bool = False)
             _reap_orphans()
         fault = _read_all(fault_read)
         _send(sock, {"exited": pid, "status": status, **({"fault": fault} if fault else {})})
+
+
+def _first_line(sock) -> tuple[dict, bytes]:
+    """The worker's first message (the allow-list), and what came after it."""
+    buffer = b""
+    while b"\n" not in buffer:
+        data = sock.recv(1 << 20)
+        if not data:
+            raise SystemExit(0)  # the worker is gone
+        buffer += data
+    line, rest = buffer.split(b"\n", 1)
+    return json.loads(line), rest
 
 
 def _read_all(fd: int, limit: int = 4000) -> str:

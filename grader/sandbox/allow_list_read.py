@@ -1,0 +1,14 @@
+"""Read the sandbox's allow-list once, in the forkserver the local workers are forked from.
+
+Imported (for this one effect) by that forkserver (``workers.FORKSERVER_PRELOAD``): reading every
+importable distribution's file list takes about 0.15 s, and each worker forked afterwards has the
+list already, as each of its zygotes has from it (``zygote.main``).
+"""
+
+from .bubblewrap import import_roots, readable_paths
+
+try:
+    readable_paths()
+    import_roots()
+except Exception:  # e.g. a distribution's broken file list: each worker meets it, and says so, itself
+    pass
