@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 
 from nbgrader import utils as nbgrader_utils
 
+from .autograde.executors import stop_soon
 from .sandbox.policy import SandboxPolicy
+from .stop_signals import stops_deferred
 from .sandbox.scratch import scratch_folder
 from .sandbox.supervisor import run_notebook
 from .sandbox import workers
@@ -33,11 +35,20 @@ class LocalGrader:
         workers.start_forkserver()  # the worker's modules imported once, the grader's speed tricks first
         self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("forkserver"),
                                         initializer=workers.init_worker, initargs=(self.preload, os.getpid()))
+        try:
+            with stops_deferred():  # its worker is started (and known to the pool) before a Ctrl-C counts
+                self.pool.submit(int)
+        except BaseException:  # stopped as it ends: ``__exit__`` will not run
+            stop_soon(self.pool)
+            raise
         return self
 
-    def __exit__(self, *exc_info) -> None:
-        self.pool.submit(workers.close_zygotes).result()
-        self.pool.shutdown()
+    def __exit__(self, exc_type, *exc_info) -> None:
+        if exc_type is None:
+            self.pool.submit(workers.close_zygotes).result()
+            self.pool.shutdown()
+        else:  # stopped (Ctrl-C) or failed: nothing more to wait for
+            stop_soon(self.pool)
 
     def execute_and_score(self, nb, policy: SandboxPolicy, data_files: dict[str, bytes] | None = None):
         """Execute ``nb`` in a sandbox and score its autograded test cells like nbgrader.

@@ -18,6 +18,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
@@ -124,12 +125,33 @@ class LocalExecutor:
                 pool.shutdown(wait=True, cancel_futures=True)
                 return
             except KeyboardInterrupt:
-                _stop_at_once(pool)
+                stop_at_once(pool)
                 raise
-        _stop_at_once(pool)
+        stop_at_once(pool)
 
 
-def _stop_at_once(pool: ProcessPoolExecutor) -> None:
+def stop_soon(pool: ProcessPoolExecutor, seconds: float = 3.0) -> None:
+    """Shut a pool down without new tasks, giving its workers ``seconds`` to end; then kill them.
+
+    A worker still starting ends after it has read what it was sent (killed later, or the whole
+    pool killed at once, one might outlive this process and print multiprocessing's traceback)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)  # (it forgets its processes: the list above is kept)
+    deadline = time.monotonic() + seconds
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.is_alive():  # still busy with a notebook: killed, with its zygote and student's process
+            process.kill()
+            process.join()
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def stop_at_once(pool: ProcessPoolExecutor) -> None:
+    """Kill a pool's workers (their zygotes and students' processes die with them), then shut it down.
+
+    ``shutdown`` alone can wait for ever on a pool a signal cut short while it was starting (a
+    worker that never gets the pool's last message): a killed worker is one it sees end."""
     for process in list((getattr(pool, "_processes", None) or {}).values()):
         process.kill()
     pool.shutdown(wait=True, cancel_futures=True)
