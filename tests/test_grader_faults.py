@@ -287,3 +287,55 @@ def test_a_run_killed_midway_keeps_what_it_graded_and_the_rerun_grades_only_the_
     report = json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())
     assert {s: r["score"] for s, r in report.items()} == {s: 7 for s in students}
     assert sorted(json.loads(ledger.read_text())) == students and sorted(finished()) == students
+
+
+DEFERRED = """
+import os, signal
+from grader.stop_signals import stops_as_keyboard_interrupt, stops_deferred
+
+for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    with stops_as_keyboard_interrupt():
+        try:
+            with stops_deferred():
+                os.kill(os.getpid(), sig)
+                os.kill(os.getpid(), sig)
+                print("finished", sig.name, flush=True)
+            print("not stopped", flush=True)
+        except KeyboardInterrupt:
+            print("stopped after", flush=True)
+"""
+
+
+def test_a_step_that_must_not_be_cut_in_half_ends_then_stops_the_command():
+    """``stops_deferred`` (a local grader's worker being started): Ctrl-C, SIGTERM and SIGHUP are
+    noted, the step finishes, then the command stops once, as it would have."""
+    out = subprocess.run([sys.executable, "-c", DEFERRED], capture_output=True, text=True, timeout=60, cwd=KIT)
+    assert out.stdout.split("\n")[:-1] == ["finished SIGINT", "stopped after", "finished SIGTERM", "stopped after",
+                                           "finished SIGHUP", "stopped after"], out
+
+
+def test_a_pool_stopped_soon_kills_a_worker_still_busy_with_a_notebook():
+    """A ``check`` or release proof stopped while its worker grades: the worker gets a few seconds,
+    then is killed (a shut-down pool forgets its processes: they used to be left running, and the
+    command waited for them at exit)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from grader.autograde.executors import stop_soon
+
+    from grader.sandbox.workers import alive
+
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    assert pool.submit(pow, 2, 10).result(timeout=120) == 1024  # the worker is up
+    worker = next(iter(pool._processes.values())).pid
+    busy = pool.submit(time.sleep, 120)
+    time.sleep(0.5)  # it has taken the task
+    started = time.monotonic()
+    stop_soon(pool, seconds=0.5)
+    # (its death seen in /proc: in a test process whose earlier tests left a child reaper, the pool's
+    # own bookkeeping may never learn of it)
+    while alive(worker) and time.monotonic() < started + 10:
+        time.sleep(0.05)
+    assert not alive(worker) and time.monotonic() - started < 10
+    while not busy.done() and time.monotonic() < started + 10:  # the pool's own thread notes the death
+        time.sleep(0.05)
