@@ -5,6 +5,7 @@
 # kithub.py sets the class up (accounts, courses, exchange) and starts the hub with this file;
 # the class itself (who, which courses, ports) is $KIT_HUB_STATE/class.json. docs/deploy.md
 # explains each part and what to change for a real class (the authenticator above all).
+import asyncio
 import os
 import pwd
 import sys
@@ -47,18 +48,22 @@ c.Spawner.environment = {
     # the user's own runtime folder (made by the pre-spawn hook): the kernels' sockets, not ports
     "JUPYTER_RUNTIME_DIR": lambda spawner: str(spec.runtime(spawner.user.name)),
 }
-c.Spawner.http_timeout = 60
-c.Spawner.start_timeout = 90
+# a class arriving at once on a small machine: servers start late rather than fail (docs/deploy.md)
+c.Spawner.http_timeout = 180
+c.Spawner.start_timeout = 300
 
 
 PORTS = kithub.PortsGiven()
 
 
-def before_the_server_starts(spawner):
+async def before_the_server_starts(spawner):
     """The student's own copy of the lessons, on the first start of their server; their runtime
-    folder; a port of its own."""
+    folder; a port of its own. The copying (both languages' lessons) is done in a thread: in the
+    hub's own loop, thirty students starting at once held the hub still long enough for its
+    proxy's and servers' timers to run out."""
     account = pwd.getpwnam(spawner.user.name)
-    lessons.give_lessons(spec.lessons_copy, Path(account.pw_dir), account.pw_uid, account.pw_gid)
+    await asyncio.to_thread(lessons.give_lessons, spec.lessons_copy, Path(account.pw_dir),
+                            account.pw_uid, account.pw_gid)
     kithub.private_runtime(spec, spawner.user.name)
     spawner.port = PORTS.give(spawner.user.name)
 
