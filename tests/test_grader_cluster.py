@@ -130,6 +130,33 @@ def test_the_cluster_grades_as_a_local_run_with_a_worker_killed_midway(services,
     assert autograded.stat().st_mtime_ns != before
 
 
+def test_a_worker_removes_the_scratch_folders_its_machine_left_when_killed_and_its_own(services, tmp_path):
+    """A worker killed mid-task leaves its scratch folder (``kitgrade-<pid>-…``) in its temporary
+    folder; the next worker's first task on that machine removes it, and a task leaves nothing."""
+    course = make_course(tmp_path, {"alice": cases.solution, "bob": cases.blank})
+    worker_tmp = tmp_path / "worker-tmp"
+    worker_tmp.mkdir()
+    services.env["TMPDIR"] = str(worker_tmp)
+    left = worker_tmp / f"kitgrade-{ended_pid()}-abcd1234"  # of a process that no longer runs
+    left.mkdir()
+    (left / "data.csv").write_text("1,2\n")
+    running = worker_tmp / f"kitgrade-{os.getpid()}-efgh5678"  # a live process's: kept
+    running.mkdir()
+    address = services.scheduler()
+    services.worker(address)
+    run = _autograde(course, "--quiet", "--cluster", address, *services.tls_args())
+    assert run.returncode == 0, run
+    assert json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())["alice"]["score"] == 7
+    assert sorted(p.name for p in worker_tmp.iterdir() if p.name.startswith("kitgrade-")) == [running.name]
+
+
+def ended_pid() -> int:
+    """The pid of a process that has ended (and been reaped)."""
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
+
+
 def test_a_submission_that_crashes_every_worker_scores_zero_with_a_reason(services, tmp_path):
     course = make_course(tmp_path, {"crashes": cases.solution, "alice": cases.solution})
     (tmp_path / "crash_plugin.py").write_text(CRASHING_WORKER)

@@ -15,13 +15,15 @@ tasks to another worker. A notebook whose worker dies each time it is tried (das
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
+import tempfile
 import time
 import uuid
 from pathlib import Path
 
-from .. import versions
+from .. import temporary, versions
 from ..faults import describe
 from ..sandbox.zygote import ZygoteFailed
 from .task import execute_prepared, not_gradable, prepare_task
@@ -61,7 +63,15 @@ def run_on_worker(task: dict, preload: list[str], expected: dict[str, str]) -> d
     if mine != expected:
         raise VersionMismatch(f"a worker with {versions.describe_versions(mine)} refused it (the instructor has "
                               f"{versions.describe_versions(expected)})")
+    _remove_left_behind_once()
     return execute_prepared(task, preload=preload)
+
+
+@functools.cache
+def _remove_left_behind_once() -> None:
+    """The scratch folders of this machine's workers that were killed mid-task (``kitgrade-<pid>-…``
+    of a process that no longer runs, in this worker's temporary folder), removed at its first task."""
+    temporary.remove_left_behind(Path(tempfile.gettempdir()))
 
 
 def _connect(address: str, security):

@@ -61,8 +61,15 @@ def run_folder():
 
 @contextmanager
 def scratch_folder(files: dict[str, bytes], parent: str | None = None):
-    """A fresh folder holding ``files`` (relative path -> bytes), removed afterwards."""
-    folder = tempfile.mkdtemp(prefix="kitgrade-", dir=parent if parent and os.path.isdir(parent) else None)
+    """A fresh folder holding ``files`` (relative path -> bytes), removed afterwards.
+
+    In ``parent`` (a run's folder, removed with the run), or else (a dask worker's task) in this
+    process's temporary folder as ``kitgrade-<pid>-…``: one left by a worker killed mid-task is
+    removed by the next task on that machine (``temporary.remove_left_behind``)."""
+    if parent and os.path.isdir(parent):
+        folder = tempfile.mkdtemp(prefix="kitgrade-", dir=parent)
+    else:
+        folder = tempfile.mkdtemp(prefix=f"kitgrade-{os.getpid()}-")
     try:
         for relative, content in files.items():
             target = Path(folder, relative)
