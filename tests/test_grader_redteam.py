@@ -383,6 +383,12 @@ def test_the_mounts_a_process_sees_name_the_allow_lists_paths_and_show_nothing_b
     course, report, _ = graded
     seen = json.loads(re.search(r"^MOUNTS (.*)$", _text(course, "reads_mounts"), re.M).group(1))
     allowed = {os.path.realpath(path) for path in readable_paths()} | set(readable_paths())
+    # the standard library is bound whole (each of its entries is on the allow-list), its
+    # site-packages covered by an empty read-only folder (bubblewrap.mount_arguments)
+    stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+    assert {os.path.join(stdlib, name) for name in os.listdir(stdlib)
+            if name not in ("site-packages", "dist-packages")} <= allowed
+    allowed |= {stdlib, os.path.join(stdlib, "site-packages"), os.path.join(stdlib, "dist-packages")}
     points = {point for _, point in seen["mounts"]}
     strange = {point for point in points if point not in allowed
                and not any(point == own or point.startswith(own.rstrip("/") + "/") for own in OWN_MOUNTS[1:])

@@ -496,6 +496,55 @@ def test_every_kit_module_the_students_process_imports_is_on_the_allow_list():
     assert loaded and not outside, f"add to KIT_PATHS in grader/sandbox/bubblewrap.py: {outside}"
 
 
+LOOK_AT_THE_STANDARD_LIBRARY = r"""
+import json, os, sys, sysconfig
+stdlib = sysconfig.get_paths()["stdlib"]
+hidden = os.path.join(stdlib, "site-packages")
+seen = {"stdlib": sorted(os.listdir(stdlib)), "site_packages": sorted(os.listdir(hidden))}
+try:
+    open(os.path.join(hidden, "planted.py"), "w").close()
+    seen["wrote"] = True
+except OSError as error:
+    seen["wrote"] = error.strerror
+seen["pip_readable"] = os.path.isfile(os.path.join(hidden, "pip", "__init__.py"))
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.parametrize("base_install", [False, True], ids=["venv", "packages-in-the-base-site-packages"])
+def test_the_sandbox_binds_the_standard_library_whole_and_hides_its_site_packages(monkeypatch, base_install):
+    """The standard library is one bind (each bind costs the sandbox's start), its ``site-packages``
+    an empty read-only folder, into which only what the allow-list names of it is bound (a kit
+    installed without a venv): the same files are visible as when each entry was bound alone."""
+    import sysconfig
+
+    from grader.sandbox import bubblewrap
+
+    stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+    site = os.path.join(stdlib, "site-packages")
+    if not os.path.isdir(os.path.join(site, "pip")):
+        pytest.skip("this Python has no pip in its own site-packages to stand for a package installed there")
+    allowed = bubblewrap.readable_paths()
+    if base_install:
+        allowed = (*allowed, os.path.join(site, "pip"))
+    monkeypatch.setattr(bubblewrap, "readable_paths", lambda: allowed)
+    bubblewrap.mount_arguments.cache_clear()
+    try:
+        arguments = bubblewrap.mount_arguments()
+        program = bubblewrap.command([bubblewrap.interpreter(), "-I", "-S", "-c", LOOK_AT_THE_STANDARD_LIBRARY])
+    finally:
+        bubblewrap.mount_arguments.cache_clear()
+    binds = [arguments[i + 1] for i, a in enumerate(arguments) if a == "--ro-bind"]
+    assert stdlib in binds and not [b for b in binds if os.path.dirname(b) == stdlib], binds
+    run = subprocess.run(program, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    seen = json.loads(run.stdout)
+    assert seen["stdlib"] == sorted(os.listdir(stdlib)), "the standard library's entries, as on the machine"
+    assert seen["site_packages"] == (["pip"] if base_install else [])
+    assert seen["pip_readable"] is base_install
+    assert seen["wrote"] == "Read-only file system"
+
+
 # ---- a kit and its Python under /tmp -------------------------------------------------------------
 LOOK_IN_TMP = r"""
 import os, tempfile

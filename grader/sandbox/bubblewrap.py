@@ -269,7 +269,12 @@ def _links_and_target(path: str) -> tuple[list[tuple[str, str]], str]:
 
 @functools.lru_cache(maxsize=1)
 def mount_arguments() -> tuple[str, ...]:
-    """The ``--ro-bind`` and ``--symlink`` arguments of the allow-list (computed once per worker)."""
+    """The ``--ro-bind``, ``--symlink`` and hiding arguments of the allow-list (computed once per worker).
+
+    Each bind costs the sandbox's start (about 0.6 ms: 0.2 s for the 300 of a venv's allow-list):
+    a folder whose every entry is allowed but one hidden folder (the standard library, whose
+    ``site-packages`` is the base interpreter's own) is bound whole, and the hidden folder covered
+    by an empty read-only tmpfs, into which what is allowed of it is bound as before."""
     binds, links = set(), {}
     for path in readable_paths():
         chain, real = _links_and_target(path)
@@ -277,17 +282,44 @@ def mount_arguments() -> tuple[str, ...]:
             links[link] = target
         if os.path.exists(real):
             binds.add(real)
+    binds, hidden = _bound_whole(binds)
     kept: list[str] = []
-    for path in sorted(binds):  # a path inside a bound folder needs no bind of its own
-        if not kept or not path.startswith(kept[-1].rstrip("/") + "/"):
+
+    def seen(path: str) -> bool:  # inside a folder bound already, and not inside a folder hidden in it
+        return any(_inside(path, k) and not any(_inside(h, k) and (path == h or _inside(path, h)) for h in hidden)
+                   for k in kept if k not in hidden)
+
+    for path in sorted(binds | hidden):  # a path inside a bound folder needs no bind of its own
+        if path in hidden or not seen(path):
             kept.append(path)
     arguments: list[str] = []
     for path in kept:
-        arguments += ["--ro-bind", path, path]
+        arguments += ["--tmpfs", path] if path in hidden else ["--ro-bind", path, path]
     for link, target in sorted(links.items()):
-        if not any(link == k or link.startswith(k.rstrip("/") + "/") for k in kept):
+        if not any(link == k or _inside(link, k) for k in kept if k not in hidden):
             arguments += ["--symlink", target, link]
+    for path in sorted(hidden):
+        arguments += ["--remount-ro", path]
     return tuple(arguments)
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path.startswith(folder.rstrip("/") + "/")
+
+
+def _bound_whole(binds: set[str]) -> tuple[set[str], set[str]]:
+    """``binds`` with the standard library's entries replaced by its folder, where every entry
+    but ``site-packages`` and ``dist-packages`` is bound; and those two (where they exist), to hide."""
+    stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+    try:
+        names = os.listdir(stdlib)
+    except OSError:
+        return binds, set()
+    hide = {os.path.join(stdlib, n) for n in names if n in ("site-packages", "dist-packages")}
+    entries = {os.path.join(stdlib, n) for n in names} - hide
+    if not entries or not entries <= binds or any(os.path.islink(h) or not os.path.isdir(h) for h in hide):
+        return binds, set()
+    return (binds - entries) | {stdlib}, hide
 
 
 def _tmp_arguments() -> list[str]:
