@@ -25,7 +25,7 @@ from concurrent.futures.process import BrokenProcessPool
 from ..faults import describe
 from ..sandbox import workers as grading_workers
 from ..sandbox.zygote import ZygoteFailed
-from .task import execute_submission_notebook, warm_up
+from .task import execute_submission_notebook
 
 class LocalExecutor:
     """A pool of worker processes on this machine; each prepares and runs the notebooks it is given.
@@ -37,21 +37,22 @@ class LocalExecutor:
     def __init__(self, workers: int, config, preload: list[str]):
         self.workers, self.config, self.preload = workers, config, list(preload)
         self.pool = self.starting = self.start_failed = None
+        self.forbidden_imports: list[str] = []
 
     def start(self, forbidden_imports=()) -> None:
         """Start every worker and its zygote, in the background: this process goes on staging."""
-        self.starting = threading.Thread(target=self._start_workers, args=(list(forbidden_imports),), daemon=True,
-                                         name="kitgrade-start-workers")
+        self.forbidden_imports = list(forbidden_imports)
+        self.starting = threading.Thread(target=self._start_workers, daemon=True, name="kitgrade-start-workers")
         self.starting.start()
 
-    def _start_workers(self, forbidden_imports: list[str]) -> None:
+    def _start_workers(self) -> None:
         try:
             # a worker's modules are imported once, in the forkserver every worker is forked from, not once
             # per worker (``kitgrade autograde`` starts it before anything else)
             grading_workers.start_forkserver()
             self.pool = self._new_pool(self.workers)
-            for _ in range(self.workers):
-                self.pool.submit(warm_up, forbidden_imports)
+            for _ in range(self.workers):  # a pool starts a worker per task it is given while none is idle
+                self.pool.submit(int)
         except Exception as error:  # raised where the run waits for its workers
             self.start_failed = error
 
@@ -67,7 +68,8 @@ class LocalExecutor:
         # Workers come from a fresh forkserver, not from this process: whatever the caller has
         # imported or patched (a test runner, a notebook) must not leak into the graders.
         return ProcessPoolExecutor(max_workers=max(1, size), mp_context=multiprocessing.get_context("forkserver"),
-                                   initializer=grading_workers.init_worker, initargs=(self.preload, os.getpid()))
+                                   initializer=grading_workers.init_worker,
+                                   initargs=(self.preload, os.getpid(), self.forbidden_imports))
 
     def status(self) -> None:
         return None

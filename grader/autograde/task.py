@@ -73,11 +73,6 @@ def execute_submission_notebook(task: dict) -> dict:
     return execute_prepared(prepare_task(task))
 
 
-def warm_up(forbidden_imports) -> None:
-    """Start this worker's zygote before its first notebook (while the run still stages submissions)."""
-    grading_workers.zygote_for(forbidden_imports)
-
-
 def not_gradable(task: dict, why: str) -> dict:
     """The outcome of a notebook whose grading process died every time it ran: it scores 0, with why."""
     return {"student": task["student"], "notebook": task["notebook"], "landlock": True, "tests": {},

@@ -44,14 +44,21 @@ def start_forkserver() -> None:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
-def init_worker(preload: list[str], instructor: int) -> None:
-    """Initializer of a grading worker (``ProcessPoolExecutor(initializer=...)``)."""
+def init_worker(preload: list[str], instructor: int, forbidden_imports: list[str] | None = None) -> None:
+    """Initializer of a grading worker (``ProcessPoolExecutor(initializer=...)``). Given the run's
+    ``forbidden_imports``, it starts its zygote at once: the zygote loads its modules while the
+    worker prepares its first notebook (a zygote that cannot start says why at that notebook)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the instructor's process decides when to stop
     # blocked since the forkserver started (``start_forkserver``): ignored now, and not blocked for the
     # processes this worker starts (the supervisor interrupts a student's cell with it)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
     exit_with(instructor)
     _STATE.update(preload=list(preload), zygotes={})
+    if forbidden_imports is not None:
+        try:
+            zygote_for(forbidden_imports)
+        except Exception:  # tried again for the first notebook, whose grading reports it
+            _STATE["zygotes"] = {}
 
 
 def exit_with(instructor: int) -> None:

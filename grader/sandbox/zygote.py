@@ -44,7 +44,7 @@ class ZygoteFailed(RuntimeError):
 
 
 class Zygote:
-    """A running zygote process (``with Zygote(preload) as zygote: child = zygote.spawn(policy)``)."""
+    """A zygote process, started when made (``with Zygote(preload) as zygote: zygote.spawn(policy)``)."""
 
     def __init__(self, preload_modules=(), startup_timeout: float = 120.0):
         self.preload = [m for m in preload_modules]
@@ -71,9 +71,17 @@ class Zygote:
             _send(parent, {"allow_list": list(bubblewrap.readable_paths())})
         except OSError:  # the zygote is gone already: ``_receive`` says why
             pass
-        ready, _ = self._receive(startup_timeout)
+        self.ready_by = time.monotonic() + startup_timeout
+        self.is_ready = False
+
+    def wait_ready(self) -> None:
+        """Wait until it has loaded its modules (at its first fork: its worker prepares a notebook meanwhile)."""
+        if self.is_ready:
+            return
+        ready, _ = self._receive(max(0.01, self.ready_by - time.monotonic()))
         if ready.get("ready") is not True:
             raise ZygoteFailed(f"the grading interpreter did not start: {ready}")
+        self.is_ready = True
 
     def __enter__(self):
         return self
@@ -89,6 +97,7 @@ class Zygote:
 
         The pid is the zygote's name for it (inside the sandbox's PID namespace): signal it with
         ``signal``, never ``os.kill``."""
+        self.wait_ready()
         commands_read, commands_write = os.pipe()
         replies_read, replies_write = os.pipe()
         given = [commands_read, replies_write]
@@ -189,15 +198,13 @@ def _send(sock, message: dict) -> None:
 
 def _children_of(pid: int) -> list[int]:
     found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as handle:
-                    fields = handle.read().rsplit(b")", 1)[1].split()
-                if int(fields[1]) == pid:
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                if int(handle.read().rsplit(b")", 1)[1].split()[1]) == pid:
                     found.append(int(entry))
-            except (OSError, IndexError, ValueError):
-                pass
+        except (OSError, IndexError, ValueError):
+            pass
     return found
 
 
