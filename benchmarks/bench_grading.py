@@ -5,7 +5,7 @@
 All run in one invocation on identical copies of one course (the sample assignment of the tests,
 or ``--exercises DIR --assignment NAME``): plain nbgrader, kitgrade's local workers, and kitgrade
 on a dask cluster of 1 and 2 worker processes (``--cluster``; the cluster is started once, before
-the timed runs, as a running cluster would be). Each is a command of its own (``nbgrader
+the timed runs, as a running cluster would be, and paused while the other commands are timed). Each is a command of its own (``nbgrader
 autograde``, ``kitgrade autograde``), as an instructor runs it: the local workers start on every run. The submissions are honest ones (full, partial,
 blank answers in rotation). Prints each median wall time, the throughput ratios, dask's cost per
 submission (against the local workers, same number of processes), and whether every run gave
@@ -18,6 +18,7 @@ import argparse
 import os
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -94,12 +95,46 @@ def run_kit(course_root: Path, assignment: str, workers: int, cluster: str | Non
     return time.perf_counter() - start, cpu_seconds() - cpu
 
 
-def start_cluster(n: int):
-    """A dask cluster of ``n`` single-threaded worker processes on this machine, started once."""
-    from distributed import LocalCluster
+CLUSTER = """
+import sys
+from distributed import LocalCluster
+cluster = LocalCluster(n_workers=int(sys.argv[1]), threads_per_worker=1, processes=True, host="127.0.0.1",
+                       dashboard_address=":0")
+print(cluster.scheduler_address, flush=True)
+sys.stdin.read()  # until the benchmark closes this pipe
+cluster.close()
+"""
 
-    return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                        dashboard_address=":0")
+
+class PausedCluster:
+    """A dask cluster of ``n`` single-threaded worker processes on this machine, started once, in a
+    process group of its own that is paused (SIGSTOP) while the other commands are timed: an idle
+    cluster's scheduler, nannies and workers still take some CPU (about 0.3 s of a 4 s local run on
+    two cores), which an instructor grading with local workers would not have running."""
+
+    def __init__(self, n: int):
+        self.process = subprocess.Popen([sys.executable, "-c", CLUSTER, str(n)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                        start_new_session=True)
+        self.scheduler_address = self.process.stdout.readline().strip()
+        if not self.scheduler_address:
+            raise RuntimeError(f"the dask cluster of {n} workers did not start")
+        self.pause()
+
+    def pause(self) -> None:
+        os.killpg(self.process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        os.killpg(self.process.pid, signal.SIGCONT)
+
+    def close(self) -> None:
+        self.resume()
+        self.process.stdin.close()
+        try:
+            self.process.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
 
 
 def main() -> int:
@@ -126,7 +161,7 @@ def main() -> int:
         dask_runs = {n: [] for n in sizes}
         local_cluster_runs = {n: [] for n in local_sizes}
         dask_same = True
-        clusters = {n: start_cluster(n) for n in sizes}
+        clusters = {n: PausedCluster(n) for n in sizes}
         try:
             for _ in range(args.repeats):
                 plain_root = fresh_copy(template, Path(tmp, "plain"))
@@ -137,7 +172,11 @@ def main() -> int:
                 kit_scores = scores(kit_root, args.assignment, "bench", students)
                 for n, cluster in clusters.items():
                     dask_root = fresh_copy(template, Path(tmp, f"dask{n}"))
-                    dask_runs[n].append(run_kit(dask_root, args.assignment, 0, cluster.scheduler_address))
+                    cluster.resume()
+                    try:
+                        dask_runs[n].append(run_kit(dask_root, args.assignment, 0, cluster.scheduler_address))
+                    finally:
+                        cluster.pause()
                     dask_same &= scores(dask_root, args.assignment, "bench", students) == plain_scores
                 for n in local_sizes:
                     local_root = fresh_copy(template, Path(tmp, f"local{n}"))
