@@ -1,19 +1,20 @@
 """An instructor's bad day and a determined student, against the grader's start-up as it is now:
-``kitgrade autograde`` starts its workers' forkserver first thing (it imports the workers' modules
-while the command imports its own), and multiprocessing's folder goes where a socket's path fits.
+``kitgrade autograde`` starts its workers' zygotes first thing (they start up while the command
+imports nbgrader) and forks its workers from itself; ``kitgrade check`` starts a forkserver; and
+multiprocessing's folder goes where a socket's path fits.
 
-* Ctrl-C (sent by the terminal to every process of the command) and SIGTERM (to the command) while
-  the forkserver imports: one line, exit status 130, no process and no temporary file left, and
+* Ctrl-C (sent by the terminal to every process of the command) and SIGTERM (to the command) as
+  the run starts: one line, exit status 130, no process and no temporary file left, and
   the next run grades everyone, even with the gradebook locked by another program for a moment as
   it records (the run's shared gradebook engine waits, as nbgrader's own does). A student's
-  ``kitgrade check``, which starts the same forkserver, says "stopped" too.
+  ``kitgrade check``, stopped while its forkserver imports, says "stopped" too.
 * No usable temporary folder (``TMPDIR`` missing or read-only, a ``TMPDIR`` too deep for the
   workers' socket, while /tmp and the other fall-backs are read-only): one line, exit status 2,
   nothing written. The read-only folders are made in a mount namespace of the test's own, so the
   machine's /tmp is never touched.
-* The student's process, forked from the zygote the workers start, holds nothing of the
-  forkserver's preloads or of the gradebook (its descriptors, its memory map, its modules), has
-  Ctrl-C unblocked (a cell is interrupted with it), and sees no Unix socket (the forkserver's).
+* The student's process, forked from the zygote the command starts, holds nothing of the
+  command's modules or of the gradebook (its descriptors, its memory map, its modules), has
+  Ctrl-C unblocked (a cell is interrupted with it), and sees no Unix socket (a forkserver's).
 
 The faults need root, unshare(1) and mount(8): without them those tests skip, except in CI
 (``CI=true``), where they fail.
@@ -75,7 +76,20 @@ def course(tmp_path_factory) -> Path:
     return course
 
 
-# ---- stopped while the forkserver imports --------------------------------------------------------
+# ---- stopped as it starts ------------------------------------------------------------------------
+def _starting_zygote_of(pid: int) -> int | None:
+    """A zygote ``kitgrade autograde`` (process ``pid``) started first thing, for its workers
+    (``grader/sandbox/spare_zygotes.py``): it starts up while the command imports nbgrader."""
+    for entry in os.listdir("/proc"):
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+            if f"\nPPid:\t{pid}\n" in status and b"grader.sandbox.zygote" in Path(f"/proc/{entry}/cmdline").read_bytes():
+                return int(entry)
+        except (OSError, NotADirectoryError):
+            continue
+    return None
+
+
 def _importing_forkserver_of(pid: int) -> int | None:
     """The multiprocessing forkserver started by process ``pid``, once it imports the workers' modules
     (an extension module of the environment's packages is mapped: the import of nbgrader's has begun)."""
@@ -92,14 +106,15 @@ def _importing_forkserver_of(pid: int) -> int | None:
 
 
 def _stop_as_it_starts(course: Path, tmp: Path, sig: int, whole_group: bool,
-                       command=("autograde", ASSIGNMENT, "--quiet")) -> tuple[int, str]:
+                       command=("autograde", ASSIGNMENT, "--quiet"), starting=_starting_zygote_of) -> tuple[int, str]:
     """Start ``kitgrade autograde`` (in a session of its own, as a terminal's foreground job) and send
-    ``sig`` while its forkserver imports the workers' modules (for a second or more)."""
+    ``sig`` as it starts: once ``starting`` finds the process it starts first (its workers' zygotes,
+    while it imports nbgrader; ``check``'s forkserver, as it imports the worker's modules)."""
     process = subprocess.Popen([sys.executable, "-m", "grader.cli", *command], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp)}, cwd=course,
                                start_new_session=True)
     deadline = time.monotonic() + 60
-    while _importing_forkserver_of(process.pid) is None:
+    while starting(process.pid) is None:
         assert process.poll() is None and time.monotonic() < deadline, process.communicate()
         time.sleep(0.005)
     (os.killpg if whole_group else os.kill)(process.pid, sig)
@@ -109,8 +124,9 @@ def _stop_as_it_starts(course: Path, tmp: Path, sig: int, whole_group: bool,
 
 @pytest.fixture(scope="module")
 def stopped_then_graded(course, tmp_path_factory):
-    """Ctrl-C, then SIGTERM, each as the forkserver starts; then a plain run, the gradebook locked by
-    another program for a moment while it records. What each left and said."""
+    """Ctrl-C, then SIGTERM, each as the run starts (its zygotes starting, nbgrader being imported); then
+    a plain run, the gradebook locked by another program for a moment while it records. What each
+    left and said."""
     course = copy_course(course, tmp_path_factory.mktemp("stopped") / "course")
     tmp, before = tmp_path_factory.mktemp("tmp"), _grading_processes()
     seen = {}
@@ -137,8 +153,7 @@ def stopped_then_graded(course, tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", ["ctrl-c", "sigterm"])
-def test_a_run_stopped_while_its_forkserver_starts_says_stopped_in_one_line_and_leaves_nothing(stopped_then_graded,
-                                                                                                name):
+def test_a_run_stopped_as_it_starts_says_stopped_in_one_line_and_leaves_nothing(stopped_then_graded, name):
     status, err, left_running, left_files = stopped_then_graded[1][name]
     assert (status, err) == (130, "kitgrade autograde: stopped\n")
     assert not left_running
@@ -148,8 +163,8 @@ def test_a_run_stopped_while_its_forkserver_starts_says_stopped_in_one_line_and_
 def test_a_students_check_stopped_with_ctrl_c_as_it_starts_says_stopped_in_one_line(course, tmp_path):
     before = _grading_processes()
     notebook = course / "submitted" / "alice" / ASSIGNMENT / NOTEBOOK
-    assert _stop_as_it_starts(course, tmp_path, signal.SIGINT, True, ("check", str(notebook))) == (
-        130, "kitgrade check: stopped\n")
+    assert _stop_as_it_starts(course, tmp_path, signal.SIGINT, True, ("check", str(notebook)),
+                              _importing_forkserver_of) == (130, "kitgrade check: stopped\n")
     assert not _wait_until_gone(before, 20)
     assert not list(tmp_path.iterdir())
 
@@ -164,7 +179,7 @@ def test_a_run_killed_with_a_too_deep_temporary_folder_leaves_nothing_in_tmp_aft
                                 str(course)], env={**os.environ, "TMPDIR": str(deep)}, start_new_session=True,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
-    while _importing_forkserver_of(process.pid) is None:
+    while _starting_zygote_of(process.pid) is None:
         assert process.poll() is None and time.monotonic() < deadline
         time.sleep(0.01)
     os.killpg(process.pid, signal.SIGKILL)

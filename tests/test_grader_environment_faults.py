@@ -704,6 +704,24 @@ def test_a_second_run_on_the_same_course_refuses_at_once_and_the_first_grades_ev
     assert not _wait_until_gone(processes, 10)
 
 
+def test_the_course_is_free_as_soon_as_the_command_is_killed_though_its_workers_end_a_moment_later(
+        course, tmp_path):
+    """The workers are forked from the command (``spare_zygotes``) and end within a second of it: the
+    course's lock is the command's alone, so the next run starts at once (it was refused as "busy"
+    while the workers held the lock the command had when it forked them)."""
+    _slow(course, ["dan", "eve", "fay"])
+    processes = _grading_processes()
+    killed = _start(course, tmp_path / "tmp")
+    _wait_for_a_grade(course, killed)
+    os.kill(killed.pid, signal.SIGKILL)  # the command only: its workers notice within a second
+    killed.communicate(timeout=30)
+    rerun = run(course, tmp_path / "tmp2", "autograde", ASSIGNMENT, "--quiet")
+    assert "another kitgrade autograde is grading the course" not in rerun.stderr
+    assert rerun.returncode == 0, rerun
+    assert scores(course) == {s: 7.0 for s in ["alice", "bob", "carol", "dan", "eve", "fay"]}
+    assert not _wait_until_gone(processes, 20)
+
+
 def test_a_temporary_folder_too_deep_for_a_socket_still_grades_and_leaves_nothing(course, tmp_path):
     # the workers' forkserver listens on a Unix socket in multiprocessing's folder: a path of at most 107 bytes
     deep = tmp_path / ("d" * (100 - len(str(tmp_path))))

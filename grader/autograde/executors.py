@@ -23,7 +23,10 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
 from ..faults import describe
+from ..sandbox import spare_zygotes
 from ..sandbox import workers as grading_workers
+from ..speed import forget_gradebook_engines
+from ..stop_signals import stops_deferred
 from ..sandbox.zygote import ZygoteFailed
 from .task import execute_submission_notebook
 
@@ -40,10 +43,32 @@ class LocalExecutor:
         self.forbidden_imports: list[str] = []
 
     def start(self, forbidden_imports=()) -> None:
-        """Start every worker and its zygote, in the background: this process goes on staging."""
+        """Start every worker and its zygote: this process goes on staging while they start.
+
+        In the ``kitgrade`` command, whose zygotes are started already (``spare_zygotes``), the
+        workers are forked from this process, here and now: a fork takes milliseconds, and only a
+        process with no other thread running can fork safely. Anywhere else they come from the
+        forkserver, started in the background."""
         self.forbidden_imports = list(forbidden_imports)
+        if spare_zygotes.waiting() and threading.active_count() == 1:
+            self._fork_workers()
+            return
+        spare_zygotes.let_go()
         self.starting = threading.Thread(target=self._start_workers, daemon=True, name="kitgrade-start-workers")
         self.starting.start()
+
+    def _fork_workers(self) -> None:
+        try:
+            from ..sandbox import allow_list_read  # noqa: F401  (read once, here: each worker has it)
+
+            self.pool = self._new_pool(self.workers, "fork")
+            with stops_deferred():  # every worker forked (and known to the pool) before a Ctrl-C counts
+                for _ in range(self.workers):
+                    self.pool.submit(int)
+        except Exception as error:  # raised where the run waits for its workers
+            self.start_failed = error
+        finally:
+            spare_zygotes.let_go()
 
     def _start_workers(self) -> None:
         try:
@@ -64,12 +89,13 @@ class LocalExecutor:
         if self.start_failed is not None:
             raise self.start_failed
 
-    def _new_pool(self, size: int) -> ProcessPoolExecutor:
-        # Workers come from a fresh forkserver, not from this process: whatever the caller has
-        # imported or patched (a test runner, a notebook) must not leak into the graders.
-        return ProcessPoolExecutor(max_workers=max(1, size), mp_context=multiprocessing.get_context("forkserver"),
-                                   initializer=grading_workers.init_worker,
-                                   initargs=(self.preload, os.getpid(), self.forbidden_imports))
+    def _new_pool(self, size: int, method: str = "forkserver") -> ProcessPoolExecutor:
+        # Workers come from a fresh forkserver, unless this process is the ``kitgrade`` command:
+        # whatever another caller has imported or patched (a test runner, a notebook) must not leak
+        # into the graders. A pool made again (a worker died) comes from the forkserver: this
+        # process runs threads by then.
+        return ProcessPoolExecutor(max_workers=max(1, size), mp_context=multiprocessing.get_context(method),
+                                   initializer=_init_worker, initargs=(self.preload, os.getpid(), self.forbidden_imports))
 
     def status(self) -> None:
         return None
@@ -80,6 +106,7 @@ class LocalExecutor:
         while queue:
             batch, size, caught = queue.pop(0)
             if self.pool is None:
+                grading_workers.start_forkserver()  # (not started yet if the first workers were forked from here)
                 self.pool = self._new_pool(min(size, len(batch)))
             broken = yield from self._run_batch(batch)
             if not broken:
@@ -130,6 +157,13 @@ class LocalExecutor:
                 stop_at_once(pool)
                 raise
         stop_at_once(pool)
+
+
+def _init_worker(preload: list[str], instructor: int, forbidden_imports: list[str]) -> None:
+    """A local worker's initializer: the sandbox's (``workers.init_worker``), after forgetting the
+    command's gradebook connections (a worker forked from it has them; only the command uses them)."""
+    forget_gradebook_engines()
+    grading_workers.init_worker(preload, instructor, forbidden_imports)
 
 
 def stop_soon(pool: ProcessPoolExecutor, seconds: float = 3.0) -> None:

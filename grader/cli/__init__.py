@@ -28,8 +28,19 @@ from .arguments import build_parser
 PATH_ARGUMENTS = ("course", "source", "roster", "directory", "exercises", "exchange", "notebook")
 
 
+def command() -> int:
+    """Entry point of the ``kitgrade`` console script (and ``python -m grader.cli``): ``main``, in a
+    process that ends when it returns."""
+    from .. import speed
+
+    try:
+        return main()
+    finally:
+        speed.ending_quickly()
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``kitgrade`` console script."""
+    """Run one ``kitgrade`` command (``argv``, or the command line's); return its exit status."""
     from .. import speed  # noqa: F401  (first: it spares every command an import, see speed.py)
     from ..student_text import escaped_terminal
 

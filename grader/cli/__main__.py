@@ -1,6 +1,6 @@
 """``python -m grader.cli ...``: the same as the ``kitgrade`` command."""
 import sys
 
-from . import main
+from . import command
 
-sys.exit(main())
+sys.exit(command())

@@ -11,21 +11,20 @@ from .preflight import find_course, will_write
 
 
 def cmd_autograde(args) -> int:
-    # from the command's first line, not only once the run has begun: the workers' forkserver is
-    # started first thing, and a command killed as it imports would leave its temporary folder behind
+    from ..sandbox import spare_zygotes
+
+    # from the command's first line, not only once the run has begun: the workers' zygotes are started
+    # first, and a command stopped as it imports must end them
     with stops_as_keyboard_interrupt():
-        return _autograde(args)
+        if not args.cluster:  # they start up while this process imports what it needs
+            start_zygotes(args)
+        try:
+            return _autograde(args)
+        finally:
+            spare_zygotes.reap()  # (its workers are gone: the zygotes have ended, or end now)
 
 
 def _autograde(args) -> int:
-    if not args.cluster:  # the local workers' forkserver imports their modules while this process imports its own
-        from ..sandbox.workers import start_forkserver
-
-        start_forkserver()
-    from ..autograde import Interrupted, ReportNotWritten, autograde
-    from ..autograde.dask_executor import ClusterError
-    from ..autograde.report import format_report
-
     course = find_course(args)
     course.require_assignment(args.assignment, released=True)
     students = course.require_students(args.assignment, args.student)
@@ -45,6 +44,12 @@ def _autograde(args) -> int:
         raise UsageError("the --tls-* options are for --cluster")
     will_write(course, "autograde", course.path("autograded"), course.path("reports"), course.path(KIT_DIR))
     course.settings().unsafe_no_sandbox |= args.unsafe_no_sandbox
+    if not args.cluster:  # the zygotes load the students' modules while this process imports the rest
+        load_zygotes(course, args.assignment, students, args.workers)
+    from ..autograde import Interrupted, ReportNotWritten, autograde
+    from ..autograde.dask_executor import ClusterError
+    from ..autograde.report import format_report
+
     try:  # students named with --student are graded again; a whole-class run grades what is not recorded yet
         results = autograde(course, args.assignment, students=students, workers=args.workers,
                             progress=not args.quiet, cluster=args.cluster, force=args.force or bool(args.student),
@@ -71,3 +76,26 @@ def _autograde(args) -> int:
               file=sys.stderr)
         return 1
     return 0
+
+
+
+def start_zygotes(args) -> None:
+    """Start a zygote for each worker the run may fork (``grader/sandbox/spare_zygotes.py``), at most
+    one per core (more would only start up more slowly: a worker beyond them starts its own)."""
+    from ..sandbox import bubblewrap, spare_zygotes
+    from ..settings import default_workers
+
+    if bubblewrap.unavailable_because() is None or args.unsafe_no_sandbox:  # (else the run refuses, and says why)
+        spare_zygotes.start(min(args.workers or default_workers(), default_workers()))
+
+
+def load_zygotes(course, assignment: str, students: list[str], workers: int | None) -> None:
+    """Keep as many zygotes as the run's workers, loading what ``autograde`` itself will ask of them."""
+    from ..sandbox import spare_zygotes, workers as grading_workers
+    from ..settings import preload_for, worker_count
+
+    settings = course.settings()
+    notebooks = len(students) * max(1, len(course.source_notebooks(assignment)))
+    preload = preload_for(settings.preload_modules, course.imported_modules(assignment))
+    spare_zygotes.load(min(worker_count(workers, settings), notebooks),
+                       grading_workers.zygote_modules(preload, course.policy(assignment)["forbidden_imports"]))

@@ -10,6 +10,8 @@ Rooms, one defence each (read them in this order):
 * ``bubblewrap.py``  the first wall: the zygote runs in bubblewrap, on an allow-list of files
                      (read once before the local workers are forked: ``allow_list_read.py``)
 * ``zygote.py``      a clean pre-warmed interpreter that forks the student's process
+* ``workers.py``     the grading worker processes that keep the zygotes (none outlives the command);
+                     ``spare_zygotes.py``: the command's, started before it forks its workers (speed)
 * ``namespaces.py``  how it starts one: PID 1 of a PID namespace of its own, through a namespace parent
 * ``child.py``       the student's process: walls up, then one command at a time
 * ``mounts.py``      its own ``/proc`` and a ``/tmp`` with quotas; capabilities dropped

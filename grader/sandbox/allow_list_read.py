@@ -1,6 +1,7 @@
-"""Read the sandbox's allow-list once, in the forkserver the local workers are forked from.
+"""Read the sandbox's allow-list once, in the process the local workers are forked from.
 
-Imported (for this one effect) by that forkserver (``workers.FORKSERVER_PRELOAD``): reading every
+Imported (for this one effect) by the forkserver (``workers.FORKSERVER_PRELOAD``), or by the command
+before it forks its workers (it has read the list to start their zygotes): reading every
 importable distribution's file list takes about 0.15 s, and each worker forked afterwards has the
 list already, as each of its zygotes has from it (``zygote.main``).
 """

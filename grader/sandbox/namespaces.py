@@ -186,3 +186,39 @@ def spawn_here(run, fault_fd: int) -> tuple[int, int, int]:
     if pid == 0:
         _run_student(run, fault_fd)
     return pid, pid, os.pidfd_open(pid)
+
+
+def end_process(pid: int) -> None:
+    """Kill a student's process and its process group (it may have started others)."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _children_of(pid: int) -> list[int]:
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                if int(handle.read().rsplit(b")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry))
+        except (OSError, IndexError, ValueError):
+            pass
+    return found
+
+
+def reap_orphans() -> None:
+    """Kill and reap whatever a finished student's process left behind (re-parented to us)."""
+    for _ in range(20):
+        orphans = _children_of(os.getpid())
+        if not orphans:
+            return
+        for pid in orphans:
+            end_process(pid)
+        for pid in orphans:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass

@@ -11,8 +11,11 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import subprocess
 import threading
 import time
+
+from . import spare_zygotes
 
 _STATE: dict = {"preload": [], "zygotes": {}}
 
@@ -52,8 +55,17 @@ def init_worker(preload: list[str], instructor: int, forbidden_imports: list[str
     # blocked since the forkserver started (``start_forkserver``): ignored now, and not blocked for the
     # processes this worker starts (the supervisor interrupts a student's cell with it)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    for number in (signal.SIGTERM, signal.SIGHUP):  # (forked from the command, it has the command's handlers)
+        signal.signal(number, signal.SIG_DFL)
     exit_with(instructor)
     _STATE.update(preload=list(preload), zygotes={})
+    adopted = spare_zygotes.adopt()  # forked from the command (``spare_zygotes``): the zygote it started for us
+    if adopted is not None:
+        adopted.process = NotOurChild(adopted.process)
+    if adopted is not None and forbidden_imports is not None:
+        _STATE["zygotes"][_zygote_key(forbidden_imports)] = adopted
+    elif adopted is not None:
+        adopted.close()
     if forbidden_imports is not None:
         try:
             zygote_for(forbidden_imports)
@@ -64,9 +76,10 @@ def init_worker(preload: list[str], instructor: int, forbidden_imports: list[str
 def exit_with(instructor: int) -> None:
     """If the instructor's process dies (even by SIGKILL), exit within a second.
 
-    A worker's parent is multiprocessing's forkserver, which lives as long as its children do, so
-    the worker watches the instructor's process itself. The zygote and the student's process die
-    with the worker (``PR_SET_PDEATHSIG``)."""
+    A worker's parent is the command, or multiprocessing's forkserver, which lives as long as its
+    children do: the worker watches the instructor's process itself. Its zygote ends with it (its
+    socket closes; one the worker started also dies with it, ``PR_SET_PDEATHSIG``), and so does the
+    student's process."""
     def watch():
         while True:
             time.sleep(1.0)
@@ -104,9 +117,8 @@ def zygote_for(forbidden_imports, preload=None):
     interpreter per thread, not one per assignment)."""
     from .zygote import Zygote
 
-    forbidden = tuple(sorted({name.split(".")[0] for name in forbidden_imports}))
-    modules = [m for m in (_STATE["preload"] if preload is None else preload) if m.split(".")[0] not in forbidden]
-    key = (threading.get_ident(), forbidden)
+    key = _zygote_key(forbidden_imports)
+    modules = zygote_modules(_STATE["preload"] if preload is None else preload, forbidden_imports)
     zygote = _STATE["zygotes"].get(key)
     if zygote is not None and (not zygote.alive() or zygote.preload != modules):
         zygote.close()
@@ -117,7 +129,52 @@ def zygote_for(forbidden_imports, preload=None):
     return zygote
 
 
+def zygote_modules(preload, forbidden_imports) -> list[str]:
+    """What a zygote of a run loads: its ``preload`` but never a forbidden module."""
+    forbidden = {name.split(".")[0] for name in forbidden_imports}
+    return [m for m in preload if m.split(".")[0] not in forbidden]
+
+
+def _zygote_key(forbidden_imports) -> tuple:
+    return threading.get_ident(), tuple(sorted({name.split(".")[0] for name in forbidden_imports}))
+
+
 def close_zygotes() -> None:
     for zygote in _STATE["zygotes"].values():
         zygote.close()
     _STATE["zygotes"] = {}
+
+
+class NotOurChild:
+    """A worker's view of its adopted zygote, which is the command's child, not the worker's: only
+    its parent could wait for it, so it is watched through ``/proc`` (``alive``: a zombie, ended but
+    not reaped by the command yet, is not) and signalled by pid."""
+
+    def __init__(self, process: subprocess.Popen):
+        self.pid, self.stderr, self.returncode = process.pid, process.stderr, None
+
+    def poll(self):
+        if self.returncode is None and not alive(self.pid):
+            self.returncode = 0
+        return self.returncode
+
+    def wait(self, timeout: float | None = None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired("zygote", timeout)
+            time.sleep(0.01)
+        return self.returncode
+
+    def terminate(self) -> None:
+        self._signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self._signal(signal.SIGKILL)
+
+    def _signal(self, number: int) -> None:
+        if self.poll() is None:
+            try:
+                os.kill(self.pid, number)
+            except ProcessLookupError:
+                pass

@@ -33,7 +33,8 @@ import time
 from contextlib import contextmanager
 
 from . import bubblewrap
-from .namespaces import _LIBC, SpawnFailed, _libc_failed, die_with_parent, spawn_here, spawn_in_own_namespace
+from .namespaces import (_LIBC, SpawnFailed, _libc_failed, die_with_parent, reap_orphans, spawn_here,
+                         spawn_in_own_namespace)
 
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -47,7 +48,8 @@ class Zygote:
     """A zygote process, started when made (``with Zygote(preload) as zygote: zygote.spawn(policy)``)."""
 
     def __init__(self, preload_modules=(), startup_timeout: float = 120.0):
-        self.preload = [m for m in preload_modules]
+        #: what it loads before it forks (None: not told yet, it waits for ``load``)
+        self.preload = None
         #: inside bubblewrap (the walls of ``bubblewrap.py``); else only the kit's own walls
         self.sandboxed = bubblewrap.unavailable_because() is None
         self.pidfds: dict[int, int] = {}
@@ -56,7 +58,7 @@ class Zygote:
         # imported; sys.path is the allow-list's import folders, set by BOOT. -B: no .pyc is written
         # (-I ignores PYTHONDONTWRITEBYTECODE; a stale one would be a write outside the scratch folder)
         program = [bubblewrap.interpreter(), "-I", "-S", "-B", "-c", BOOT, json.dumps(bubblewrap.import_roots()),
-                   str(child.fileno()), json.dumps(self.preload), str(os.getpid()), "1" if self.sandboxed else "0"]
+                   str(child.fileno()), str(os.getpid()), "1" if self.sandboxed else "0"]
         if self.sandboxed:
             program, env = bubblewrap.command(program), {}
         else:
@@ -73,6 +75,16 @@ class Zygote:
             pass
         self.ready_by = time.monotonic() + startup_timeout
         self.is_ready = False
+        if preload_modules is not None:
+            self.load(preload_modules)
+
+    def load(self, modules) -> None:
+        """Tell it what to load (once): it starts up meanwhile, and is ready when these are loaded."""
+        self.preload = list(modules)
+        try:
+            _send(self.socket, {"preload": self.preload})
+        except OSError:
+            pass
 
     def wait_ready(self) -> None:
         """Wait until it has loaded its modules (at its first fork: its worker prepares a notebook meanwhile)."""
@@ -182,45 +194,9 @@ class Zygote:
                 self.process.stderr.close()
 
 
-def end_process(pid: int) -> None:
-    """Kill a student's process and its process group (it may have started others)."""
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
 # ---- the zygote's side ----------------------------------------------------------------------------
 def _send(sock, message: dict) -> None:
     sock.sendall((json.dumps(message) + "\n").encode())
-
-
-def _children_of(pid: int) -> list[int]:
-    found = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                if int(handle.read().rsplit(b")", 1)[1].split()[1]) == pid:
-                    found.append(int(entry))
-        except (OSError, IndexError, ValueError):
-            pass
-    return found
-
-
-def _reap_orphans() -> None:
-    """Kill and reap whatever a finished student's process left behind (re-parented to us)."""
-    for _ in range(20):
-        orphans = _children_of(os.getpid())
-        if not orphans:
-            return
-        for pid in orphans:
-            end_process(pid)
-        for pid in orphans:
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
 
 
 @contextmanager
@@ -253,13 +229,13 @@ def _ending_if_the_worker_goes(sock_fd: int):
         os.close(wake_write)
 
 
-def main(sock_fd: int, preload: list[str], parent: int, sandboxed: bool = False) -> None:
+def main(sock_fd: int, parent: int, sandboxed: bool = False) -> None:
     sock = socket.socket(fileno=sock_fd)
     with _ending_if_the_worker_goes(sock_fd):
         from .child import Channels, run_child
         from .shell import Template
 
-        allow_list, buffer = _first_line(sock)
+        allow_list, buffer = _line(sock)
         bubblewrap.use_allow_list(allow_list["allow_list"])
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor ends us (Ctrl-C reaches it, not us)
@@ -269,7 +245,10 @@ def main(sock_fd: int, preload: list[str], parent: int, sandboxed: bool = False)
             return  # (inside bubblewrap, --die-with-parent does this, and our parent is bwrap's)
         if not sandboxed and _LIBC is not None:  # inside, each student's process is PID 1 and reaps its own
             _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        template = Template(preload)
+        import IPython.core.interactiveshell  # noqa: F401  (what every notebook needs, while its list may be on its way)
+
+        preload, buffer = _line(sock, buffer)
+        template = Template(preload["preload"])
     _send(sock, {"ready": True})
     while True:
         data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
@@ -315,14 +294,13 @@ def main(sock_fd: int, preload: list[str], parent: int, sandboxed: bool = False)
         os.close(pidfd)
         _, status = os.waitpid(waited, 0)  # the namespace parent ends as the student's process did
         if not sandboxed:
-            _reap_orphans()
+            reap_orphans()
         fault = _read_all(fault_read)
         _send(sock, {"exited": pid, "status": status, **({"fault": fault} if fault else {})})
 
 
-def _first_line(sock) -> tuple[dict, bytes]:
-    """The worker's first message (the allow-list), and what came after it."""
-    buffer = b""
+def _line(sock, buffer: bytes = b"") -> tuple[dict, bytes]:
+    """The worker's next message (the allow-list, then the modules to load), and what came after it."""
     while b"\n" not in buffer:
         data = sock.recv(1 << 20)
         if not data:
@@ -345,4 +323,4 @@ def _read_all(fd: int, limit: int = 4000) -> str:
 
 #: What the interpreter runs (``python -I -S -c BOOT``): the import folders are the allow-list's.
 BOOT = ("import json, sys; sys.path[:] = json.loads(sys.argv[1]); from grader.sandbox.zygote import main; "
-        "main(int(sys.argv[2]), json.loads(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == '1')")
+        "main(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == '1')")
