@@ -73,6 +73,18 @@ def test_the_working_folder_that_is_not_a_course(tmp_path, capsys, monkeypatch):
     assert "is not an nbgrader course" in err and "--course DIR" in err
 
 
+@pytest.mark.parametrize("argv", [["autograde", ASSIGNMENT], ["summary", ASSIGNMENT], ["release"],
+                                  ["check", "notebook.ipynb"], ["autograde", ASSIGNMENT, "--course", "."]])
+def test_a_command_started_in_a_folder_removed_meanwhile_says_so(tmp_path, capsys, monkeypatch, argv):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    status = kitgrade(argv)
+    assert (status, capsys.readouterr().err) == (2, f"kitgrade {argv[0]}: the current folder no longer exists (it was "
+                                                    "removed or moved); cd into one that does and run the command again\n")
+
+
 def test_a_course_without_source(course, capsys):
     shutil.rmtree(course / "source")
     err = refused(["release", "--course", str(course)], capsys, course)

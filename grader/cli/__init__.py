@@ -50,6 +50,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    try:
+        os.getcwd()
+    except FileNotFoundError:  # the folder the command was started in was removed (or moved) meanwhile
+        print(f"kitgrade {args.command}: the current folder no longer exists (it was removed or moved); cd into "
+              "one that does and run the command again", file=sys.stderr)
+        return 2
     for name in PATH_ARGUMENTS:
         if getattr(args, name, None):
             setattr(args, name, os.path.abspath(os.path.expanduser(getattr(args, name))))
