@@ -32,6 +32,7 @@ from browser_support import unavailable
 from conftest import ROOT
 from course_snapshots import ASSIGNMENT, copy_course, make_course, snapshot
 from grader.cli import main as kitgrade
+from grader.sandbox.workers import alive
 from test_grader_faults import _grading_processes, _solution, _wait_until_gone
 
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
@@ -704,17 +705,37 @@ def test_a_second_run_on_the_same_course_refuses_at_once_and_the_first_grades_ev
     assert not _wait_until_gone(processes, 10)
 
 
+def _command_line(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def test_the_course_is_free_as_soon_as_the_command_is_killed_though_its_workers_end_a_moment_later(
         course, tmp_path):
     """The workers are forked from the command (``spare_zygotes``) and end within a second of it: the
     course's lock is the command's alone, so the next run starts at once (it was refused as "busy"
     while the workers held the lock the command had when it forked them)."""
+    import fcntl
+
     _slow(course, ["dan", "eve", "fay"])
     processes = _grading_processes()
     killed = _start(course, tmp_path / "tmp")
     _wait_for_a_grade(course, killed)
+    command = Path(f"/proc/{killed.pid}/cmdline").read_bytes()
+    workers = [pid for pid in _grading_processes() - processes if pid != killed.pid and _command_line(pid) == command]
+    assert workers, "no worker forked from the command (nothing was tested)"
     os.kill(killed.pid, signal.SIGKILL)  # the command only: its workers notice within a second
-    killed.communicate(timeout=30)
+    killed.wait(timeout=30)  # (not its output: the workers hold its pipes until they end)
+    killed.stdout.close()
+    killed.stderr.close()
+    assert any(alive(pid) for pid in workers), "the workers ended before the lock was tried (nothing was tested)"
+    descriptor = os.open(course, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: the workers do not hold it
+    finally:
+        os.close(descriptor)
     rerun = run(course, tmp_path / "tmp2", "autograde", ASSIGNMENT, "--quiet")
     assert "another kitgrade autograde is grading the course" not in rerun.stderr
     assert rerun.returncode == 0, rerun

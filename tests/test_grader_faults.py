@@ -118,21 +118,50 @@ def _interruptible():
 
 
 def _wait_for_workers(process, before, count=2, seconds=120.0):
-    """Wait until the run has ``count`` zygotes of its own (its workers are grading)."""
+    """Wait until ``count`` of the run's zygotes have each forked a student's process (its workers are
+    grading: the zygotes themselves start with the command, before it has read the course)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        zygotes = []
-        for pid in _grading_processes() - before:
-            try:
-                if "zygote" in Path(f"/proc/{pid}/cmdline").read_text(errors="replace"):
-                    zygotes.append(pid)
-            except OSError:
-                pass
-        if len(zygotes) >= count:
+        if len(_busy_zygotes(_grading_processes() - before)) >= count:
             return
         assert process.poll() is None, process.communicate()
         time.sleep(0.2)
-    raise AssertionError("the run never started its graders")
+    raise AssertionError("the run never started grading")
+
+
+def _parent(pid: int) -> int:
+    return int(next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                    if line.startswith("PPid:")).split()[1])
+
+
+def _outside_bubblewrap(pid: int) -> int:
+    """The process that started the bubblewrap ``pid`` runs in (bwrap forks itself once inside)."""
+    pid = _parent(pid)
+    while Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].endswith(b"bwrap"):
+        pid = _parent(pid)
+    return pid
+
+
+def _busy_zygotes(pids) -> set[int]:
+    """The zygotes among ``pids`` with a student's process (a zygote's fork shares its command line;
+    inside the sandbox, through a namespace parent; bwrap, the zygote's parent, names it too)."""
+    seen = {}
+    for pid in pids:
+        try:
+            seen[pid] = _parent(pid), Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except (OSError, StopIteration):
+            continue
+
+    def python_zygote(pid):
+        return pid in seen and b"grader.sandbox.zygote" in b" ".join(seen[pid][1]) and not seen[pid][1][0].endswith(b"bwrap")
+
+    busy = set()
+    for pid, (ppid, _) in seen.items():
+        if python_zygote(pid) and python_zygote(ppid):  # forked by a zygote (or by its namespace parent)
+            while python_zygote(seen[ppid][0]):
+                ppid = seen[ppid][0]
+            busy.add(ppid)
+    return busy
 
 
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
@@ -166,8 +195,13 @@ def test_killing_the_run_stops_its_workers_within_seconds(course, tmp_path):
     _hand_in(course, [f"s{i}" for i in range(4)], extra="import time\ntime.sleep(20)")
     before = _grading_processes()
     process = _start(course, tmp_path)
-    _wait_for_workers(process, before)
-    process.kill()
+    try:
+        _wait_for_workers(process, before)
+        # each worker grades with a zygote the command started for it (``spare_zygotes``): the
+        # command is its bubblewrap's parent (a zygote a worker started is the worker's)
+        assert {_outside_bubblewrap(z) for z in _busy_zygotes(_grading_processes() - before)} == {process.pid}
+    finally:
+        process.kill()
     # each worker checks every second that the instructor's process is there (a worker still
     # starting up checks once it is up); nothing of the run outlives it by more than that
     left = _wait_until_gone(before, 30)

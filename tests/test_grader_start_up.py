@@ -31,12 +31,14 @@ COMMAND = textwrap.dedent('''
         """In a worker: its parent, and the pid of the zygote it grades with."""
         zygote = workers.zygote_for([])
         zygote.wait_ready()
+        time.sleep(0.3)  # (every worker gets some of the tasks)
         return os.getppid(), zygote.process.pid
 
     def main():
         started, kept = int(sys.argv[1]), int(sys.argv[2])
         if sys.argv[3] == "thread":  # a process that runs another thread cannot fork safely
             threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+        spare_zygotes.allow()  # as the kitgrade command does
         spare_zygotes.start(started)
         spares = [z.process.pid for z in spare_zygotes._SPARES["zygotes"]]
         spare_zygotes.load(kept, [])
@@ -89,11 +91,21 @@ def test_zygotes_the_run_does_not_need_end_and_so_do_all_when_the_command_cannot
     assert end["left"] == []
 
 
+def test_a_library_caller_starts_no_zygote_and_so_forks_nothing_of_its_own():
+    """Only the ``kitgrade`` command (``grader.cli.command``) may: ``main`` called in-process by a
+    test run or a notebook gets its workers from the forkserver, which nothing of the caller leaks into."""
+    program = ("from grader.sandbox import spare_zygotes\nspare_zygotes.start(2)\n"
+               "print(len(spare_zygotes._SPARES['zygotes']), spare_zygotes.waiting())\n")
+    done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["0", "False"], done.stderr
+
+
 def test_a_command_killed_as_it_starts_leaves_no_zygote(tmp_path):
     """Killed (SIGKILL) with its zygotes started and loading, before any worker: they end with it."""
     program = textwrap.dedent('''
         import sys, time
         from grader.sandbox import spare_zygotes
+        spare_zygotes.allow()
         spare_zygotes.start(2)
         print(" ".join(str(z.process.pid) for z in spare_zygotes._SPARES["zygotes"]), flush=True)
         time.sleep(60)

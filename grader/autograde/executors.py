@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import threading
 import time
+import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
@@ -47,10 +49,12 @@ class LocalExecutor:
 
         In the ``kitgrade`` command, whose zygotes are started already (``spare_zygotes``), the
         workers are forked from this process, here and now: a fork takes milliseconds, and only a
-        process with no other thread running can fork safely. Anywhere else they come from the
-        forkserver, started in the background."""
+        process with no other Python thread can fork safely (NumPy's OpenBLAS makes its own
+        threads safe across a fork; Python 3.12 warns of them all the same, and before 3.10.5 a
+        pool's manager thread ran while it forked). Anywhere else they come from the forkserver,
+        started in the background."""
         self.forbidden_imports = list(forbidden_imports)
-        if spare_zygotes.waiting() and threading.active_count() == 1:
+        if spare_zygotes.waiting() and threading.active_count() == 1 and sys.version_info >= (3, 10, 5):
             self._fork_workers()
             return
         spare_zygotes.let_go()
@@ -62,8 +66,9 @@ class LocalExecutor:
             from ..sandbox import allow_list_read  # noqa: F401  (read once, here: each worker has it)
 
             self.pool = self._new_pool(self.workers, "fork")
-            with stops_deferred():  # every worker forked (and known to the pool) before a Ctrl-C counts
-                for _ in range(self.workers):
+            with stops_deferred(), warnings.catch_warnings():  # every worker forked (and known to the pool)
+                warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
+                for _ in range(self.workers):  # before a Ctrl-C counts
                     self.pool.submit(int)
         except Exception as error:  # raised where the run waits for its workers
             self.start_failed = error
@@ -134,6 +139,7 @@ class LocalExecutor:
                 outcome = describe(error) or (str(error) if isinstance(error, ZygoteFailed) else repr(error))
             yield task, outcome
         if broken:  # this pool is dead: the next batch gets a new one
+            spare_zygotes.kill()  # the zygotes its workers adopted, and what they ran
             self.pool.shutdown(wait=True)
             self.pool = None
         return broken
@@ -159,6 +165,18 @@ class LocalExecutor:
         stop_at_once(pool)
 
 
+def stop_at_once(pool: ProcessPoolExecutor) -> None:
+    """Kill a pool's workers, their zygotes and students' processes, then shut it down.
+
+    ``shutdown`` alone can wait for ever on a pool a signal cut short while it was starting (a
+    worker that never gets the pool's last message): a killed worker is one it sees end. A zygote
+    a worker started dies with it; one the command started for it (``spare_zygotes``) is killed."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.kill()
+    spare_zygotes.kill()
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _init_worker(preload: list[str], instructor: int, forbidden_imports: list[str]) -> None:
     """A local worker's initializer: the sandbox's (``workers.init_worker``), after forgetting the
     command's gradebook connections (a worker forked from it has them; only the command uses them)."""
@@ -180,14 +198,4 @@ def stop_soon(pool: ProcessPoolExecutor, seconds: float = 3.0) -> None:
         if process.is_alive():  # still busy with a notebook: killed, with its zygote and student's process
             process.kill()
             process.join()
-    pool.shutdown(wait=True, cancel_futures=True)
-
-
-def stop_at_once(pool: ProcessPoolExecutor) -> None:
-    """Kill a pool's workers (their zygotes and students' processes die with them), then shut it down.
-
-    ``shutdown`` alone can wait for ever on a pool a signal cut short while it was starting (a
-    worker that never gets the pool's last message): a killed worker is one it sees end."""
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
-        process.kill()
     pool.shutdown(wait=True, cancel_futures=True)

@@ -32,7 +32,9 @@ def command() -> int:
     """Entry point of the ``kitgrade`` console script (and ``python -m grader.cli``): ``main``, in a
     process that ends when it returns."""
     from .. import speed
+    from ..sandbox import spare_zygotes
 
+    spare_zygotes.allow()  # this process is the command: it may fork its workers (``autograde``)
     try:
         return main()
     finally:

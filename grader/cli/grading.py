@@ -16,15 +16,20 @@ def cmd_autograde(args) -> int:
     # from the command's first line, not only once the run has begun: the workers' zygotes are started
     # first, and a command stopped as it imports must end them
     with stops_as_keyboard_interrupt():
-        if not args.cluster:  # they start up while this process imports what it needs
-            start_zygotes(args)
+        tls = [args.tls_ca_file, args.tls_cert, args.tls_key]
+        if any(tls) and not all(tls):
+            raise UsageError("--tls-ca-file, --tls-cert and --tls-key go together")
+        if any(tls) and not args.cluster:
+            raise UsageError("the --tls-* options are for --cluster")
         try:
-            return _autograde(args)
+            if not args.cluster:  # they start up while this process imports what it needs
+                start_zygotes(args)
+            return _autograde(args, tls)
         finally:
-            spare_zygotes.reap()  # (its workers are gone: the zygotes have ended, or end now)
+            spare_zygotes.reap()  # (its workers are gone: the zygotes are idle, or ending)
 
 
-def _autograde(args) -> int:
+def _autograde(args, tls: list) -> int:
     course = find_course(args)
     course.require_assignment(args.assignment, released=True)
     students = course.require_students(args.assignment, args.student)
@@ -37,11 +42,6 @@ def _autograde(args) -> int:
         print(f"note: {', '.join(changed)} changed in source/ after the last release; autograde grades against the "
               f"tests of that release (run `kitgrade release {args.assignment}` to grade against the new ones)",
               file=sys.stderr)
-    tls = [args.tls_ca_file, args.tls_cert, args.tls_key]
-    if any(tls) and not all(tls):
-        raise UsageError("--tls-ca-file, --tls-cert and --tls-key go together")
-    if any(tls) and not args.cluster:
-        raise UsageError("the --tls-* options are for --cluster")
     will_write(course, "autograde", course.path("autograded"), course.path("reports"), course.path(KIT_DIR))
     course.settings().unsafe_no_sandbox |= args.unsafe_no_sandbox
     if not args.cluster:  # the zygotes load the students' modules while this process imports the rest
@@ -78,15 +78,14 @@ def _autograde(args) -> int:
     return 0
 
 
-
 def start_zygotes(args) -> None:
-    """Start a zygote for each worker the run may fork (``grader/sandbox/spare_zygotes.py``), at most
-    one per core (more would only start up more slowly: a worker beyond them starts its own)."""
+    """Start a zygote for each worker the run may fork (``grader/sandbox/spare_zygotes.py``): at most
+    one per core and per student named (a worker beyond them starts its own)."""
     from ..sandbox import bubblewrap, spare_zygotes
     from ..settings import default_workers
 
     if bubblewrap.unavailable_because() is None or args.unsafe_no_sandbox:  # (else the run refuses, and says why)
-        spare_zygotes.start(min(args.workers or default_workers(), default_workers()))
+        spare_zygotes.start(min(args.workers or default_workers(), default_workers(), len(args.student or ()) or 1 << 16))
 
 
 def load_zygotes(course, assignment: str, students: list[str], workers: int | None) -> None:

@@ -13,27 +13,43 @@ A local run's start-up, in the order it happens (``docs/grading.md#speed``):
    of all of them (``let_go``). A zygote ends when the last process holding its socket lets go: its
    worker, normally, as the run ends; every process, if the workers are never forked.
 
-A zygote is still the command's child: the command reaps it (``reap``), and its worker sees it
-through ``workers.NotOurChild``. Used only by the command: a library caller (a test run, a notebook) gets
-its workers from the forkserver, which nothing of the caller leaks into.
+A zygote is still the command's child: its worker sees it through ``workers.NotOurChild``, and
+only the command can end it with what it runs. bubblewrap ties it to the command, not to the
+worker, and a busy zygote does not watch its socket: so whenever a worker dies (its pool breaks,
+the run is stopped), the command kills the zygotes at once (``kill``), and it kills and reaps them
+as the run ends (``reap``). Used only by the ``kitgrade`` command (``allow``): a library caller (a
+test run, a notebook) gets its workers from the forkserver, which nothing of the caller leaks into.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
-import time
 
-_SPARES: dict = {"zygotes": [], "claims": None, "reap": []}
+#: At most this many are started (a machine with more cores starts the other workers' zygotes in them).
+MOST = 8
+
+_SPARES: dict = {"allowed": False, "zygotes": [], "claims": None, "started": []}
+
+
+def allow() -> None:
+    """Called by the ``kitgrade`` command only: this process may start zygotes and fork its workers."""
+    _SPARES["allowed"] = True
 
 
 def start(count: int) -> None:
-    """Start ``count`` zygotes, which wait for ``load`` to say what to load."""
+    """Start ``count`` zygotes (at most ``MOST``), which wait for ``load`` to say what to load. One
+    that cannot be started (no process left to the account, say) is not: its worker starts its own."""
     from .zygote import Zygote
 
-    if count >= 1 and not _SPARES["reap"]:
-        _SPARES["zygotes"] = [Zygote(None) for _ in range(count)]
-        _SPARES["reap"] = [zygote.process for zygote in _SPARES["zygotes"]]
+    if not _SPARES["allowed"] or _SPARES["started"]:
+        return
+    for _ in range(min(count, MOST)):
+        try:
+            zygote = Zygote(None)
+        except OSError:
+            break
+        _SPARES["zygotes"].append(zygote)  # kept as each starts: a Ctrl-C meanwhile still ends it
+        _SPARES["started"].append(zygote.process)
 
 
 def load(count: int, modules: list[str]) -> None:
@@ -60,16 +76,16 @@ def waiting() -> bool:
 def adopt():
     """In a worker just forked from the command: a zygote no other worker has, or None (all taken)."""
     zygotes, claims = _SPARES["zygotes"], _SPARES["claims"]
-    _SPARES.update(zygotes=[], claims=None, reap=[])
-    if claims is None:
-        return None
-    try:
-        os.set_blocking(claims, False)
-        index = os.read(claims, 1)
-    except BlockingIOError:
-        index = b""
-    finally:
-        os.close(claims)
+    _SPARES.update(allowed=False, zygotes=[], claims=None, started=[])
+    index = b""
+    if claims is not None:
+        try:
+            os.set_blocking(claims, False)
+            index = os.read(claims, 1)
+        except BlockingIOError:
+            pass
+        finally:
+            os.close(claims)
     mine = zygotes[index[0]] if index else None
     for zygote in zygotes:
         if zygote is not mine:
@@ -87,17 +103,21 @@ def let_go() -> None:
         os.close(claims)
 
 
-def reap(timeout: float = 5.0) -> None:
-    """In the command, as the run ends (its workers gone): wait for the zygotes, killing any left."""
-    let_go()
-    processes, _SPARES["reap"] = _SPARES["reap"], []
-    deadline = time.monotonic() + timeout
-    for process in processes:
-        try:
-            process.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
+def kill() -> None:
+    """In the command, when a worker died or the run is stopped: end every zygote it started now,
+    with the student's process it may be running (bubblewrap takes its sandbox down with it)."""
+    for process in _SPARES["started"]:
+        if process.poll() is None:
             process.kill()
-            process.wait()
+
+
+def reap() -> None:
+    """In the command, as the run ends (its workers gone, the zygotes idle or ending): end and reap them."""
+    let_go()
+    kill()
+    processes, _SPARES["started"] = _SPARES["started"], []
+    for process in processes:
+        process.wait()
 
 
 def _close_ends(zygote) -> None:

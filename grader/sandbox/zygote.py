@@ -73,14 +73,15 @@ class Zygote:
             _send(parent, {"allow_list": list(bubblewrap.readable_paths())})
         except OSError:  # the zygote is gone already: ``_receive`` says why
             pass
+        self.startup_timeout, self.is_ready = startup_timeout, False
         self.ready_by = time.monotonic() + startup_timeout
-        self.is_ready = False
         if preload_modules is not None:
             self.load(preload_modules)
 
     def load(self, modules) -> None:
         """Tell it what to load (once): it starts up meanwhile, and is ready when these are loaded."""
         self.preload = list(modules)
+        self.ready_by = time.monotonic() + self.startup_timeout  # (from now: it may have waited long for this)
         try:
             _send(self.socket, {"preload": self.preload})
         except OSError:
