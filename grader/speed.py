@@ -22,6 +22,12 @@ run (the ``kitgrade`` command, and the forkserver workers come from where they a
   ends, so no connection outlives it (a later run's copy of the gradebook is a new file, never
   read through an old connection).
 
+* ``before_forking_workers()``: the same ``gc.freeze()`` when the command forks its local workers,
+  for everything it has made so far (nbgrader, SQLAlchemy and the rest): no collection, in the
+  command or in a worker, walks those objects again, and so none copies their memory pages into a
+  worker (a worker shares them with the command until it writes to them). Measured: 3-6% of a run
+  of the sample, 7% of its CPU.
+
 * ``ending_quickly()``: a command that has imported nbgrader, SQLAlchemy and the rest holds about
   a million objects, and the interpreter's own tear-down walked them all with the garbage collector
   several times: 0.3 s after the command had done everything (measured on ``kitgrade autograde``
@@ -61,6 +67,11 @@ def shared_gradebook_engines():
         engines, _active.engines = _active.engines, None
         for engine in engines.values():
             type(engine).dispose(engine)  # nbgrader's ``Gradebook.close`` no longer does (``_kept``)
+
+
+def before_forking_workers() -> None:
+    """Called by the command just before it forks its workers (never by a process that goes on)."""
+    gc.freeze()
 
 
 def ending_quickly() -> None:

@@ -22,17 +22,18 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(unavailable_because() is not None, reason="zygotes run inside bubblewrap here")
 
 COMMAND = textwrap.dedent('''
-    import json, os, sys, threading, time
+    import gc, json, os, sys, threading, time
     from traitlets.config import Config
     from grader.autograde.executors import LocalExecutor
     from grader.sandbox import spare_zygotes, workers
 
     def adopted():
-        """In a worker: its parent, and the pid of the zygote it grades with."""
+        """In a worker: its parent, the pid of the zygote it grades with, whether the objects it
+        has from its parent are out of the collector's reach (``speed.before_forking_workers``)."""
         zygote = workers.zygote_for([])
         zygote.wait_ready()
         time.sleep(0.3)  # (every worker gets some of the tasks)
-        return os.getppid(), zygote.process.pid
+        return os.getppid(), zygote.process.pid, gc.get_freeze_count() > 0
 
     def main():
         started, kept = int(sys.argv[1]), int(sys.argv[2])
@@ -73,21 +74,23 @@ def run_command(started: int, kept: int, threads: str = "alone") -> tuple[dict, 
 
 def test_the_workers_are_forked_from_the_command_and_each_adopts_a_zygote_it_started():
     run, end = run_command(2, 2)
-    parents = {parent for parent, _ in run["seen"]}
-    zygotes = {zygote for _, zygote in run["seen"]}
+    parents = {parent for parent, _, _ in run["seen"]}
+    zygotes = {zygote for _, zygote, _ in run["seen"]}
     assert parents == {run["me"]}  # forked from the command, not from a forkserver
     assert zygotes == set(run["spares"])  # each worker grades with one it was given: none started anew
+    assert all(frozen for _, _, frozen in run["seen"])
     assert end["left"] == []
 
 
 def test_zygotes_the_run_does_not_need_end_and_so_do_all_when_the_command_cannot_fork():
     run, end = run_command(3, 1)
-    assert {zygote for _, zygote in run["seen"]} < set(run["spares"])
+    assert {zygote for _, zygote, _ in run["seen"]} < set(run["spares"])
     assert end["left"] == []
 
     run, end = run_command(2, 2, "thread")  # the workers come from the forkserver and start their own
-    assert {parent for parent, _ in run["seen"]} != {run["me"]}
-    assert not {zygote for _, zygote in run["seen"]} & set(run["spares"])
+    assert {parent for parent, _, _ in run["seen"]} != {run["me"]}
+    assert not {zygote for _, zygote, _ in run["seen"]} & set(run["spares"])
+    assert not any(frozen for _, _, frozen in run["seen"])  # (a forkserver's worker: nothing frozen)
     assert end["left"] == []
 
 

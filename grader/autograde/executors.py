@@ -27,7 +27,7 @@ from concurrent.futures.process import BrokenProcessPool
 from ..faults import describe
 from ..sandbox import spare_zygotes
 from ..sandbox import workers as grading_workers
-from ..speed import forget_gradebook_engines
+from ..speed import before_forking_workers, forget_gradebook_engines
 from ..stop_signals import stops_deferred
 from ..sandbox.zygote import ZygoteFailed
 from .task import execute_submission_notebook
@@ -65,6 +65,7 @@ class LocalExecutor:
         try:
             from ..sandbox import allow_list_read  # noqa: F401  (read once, here: each worker has it)
 
+            before_forking_workers()
             self.pool = self._new_pool(self.workers, "fork")
             with stops_deferred(), warnings.catch_warnings():  # every worker forked (and known to the pool)
                 warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
