@@ -62,9 +62,7 @@ class LocalExecutor:
         self.starting.start()
 
     def _fork_workers(self) -> None:
-        try:
-            from ..sandbox import allow_list_read  # noqa: F401  (read once, here: each worker has it)
-
+        try:  # (the allow-list is read already: the zygotes were started with it)
             before_forking_workers()
             self.pool = self._new_pool(self.workers, "fork")
             with stops_deferred(), warnings.catch_warnings():  # every worker forked (and known to the pool)

@@ -38,7 +38,8 @@ def allow() -> None:
 
 def start(count: int) -> None:
     """Start ``count`` zygotes (at most ``MOST``), which wait for ``load`` to say what to load. One
-    that cannot be started (no process left to the account, say) is not: its worker starts its own."""
+    that cannot be started (no process left to the account, an allow-list that cannot be read) is
+    not: its worker starts its own, and says why at its first notebook if it cannot either."""
     from .zygote import Zygote
 
     if not _SPARES["allowed"] or _SPARES["started"]:
@@ -46,7 +47,7 @@ def start(count: int) -> None:
     for _ in range(min(count, MOST)):
         try:
             zygote = Zygote(None)
-        except OSError:
+        except Exception:
             break
         _SPARES["zygotes"].append(zygote)  # kept as each starts: a Ctrl-C meanwhile still ends it
         _SPARES["started"].append(zygote.process)
