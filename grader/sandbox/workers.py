@@ -77,9 +77,9 @@ def exit_with(instructor: int) -> None:
     """If the instructor's process dies (even by SIGKILL), exit within a second.
 
     A worker's parent is the command, or multiprocessing's forkserver, which lives as long as its
-    children do: the worker watches the instructor's process itself. Its zygote ends with it (its
-    socket closes; one the worker started also dies with it, ``PR_SET_PDEATHSIG``), and so does the
-    student's process."""
+    children do: the worker watches the instructor's process itself. A zygote the worker started dies
+    with it (``PR_SET_PDEATHSIG``), with the student's process; one it adopted from the command is
+    killed by the command when a worker dies (``spare_zygotes.kill``)."""
     def watch():
         while True:
             time.sleep(1.0)
