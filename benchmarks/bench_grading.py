@@ -8,8 +8,9 @@ on a dask cluster of 1 and 2 worker processes (``--cluster``; the cluster is sta
 the timed runs, as a running cluster would be, and paused while the other commands are timed). Each is a command of its own (``nbgrader
 autograde``, ``kitgrade autograde``), as an instructor runs it: the local workers start on every run. The submissions are honest ones (full, partial,
 blank answers in rotation). Prints each median wall time, the throughput ratios, dask's cost per
-submission (against the local workers, same number of processes), and whether every run gave
-every student the same score.
+submission (against the local workers, same number of processes), how many cores each kept busy
+(its CPU time over its wall time; the most any number of ``local:N`` workers could gain on this
+machine follows from ``local:1``'s), and whether every run gave every student the same score.
 """
 
 from __future__ import annotations
@@ -74,6 +75,11 @@ def cpu_seconds() -> float:
     """CPU time of this process and of every finished child (workers, kernels, nbgrader)."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def cores_busy(runs: list[tuple[float, float]]) -> float:
+    """How many cores a command kept busy on average: the median of its runs' CPU time / wall time."""
+    return statistics.median(cpu / wall for wall, cpu in runs)
 
 
 def run_plain(course_root: Path, assignment: str) -> tuple[float, float]:
@@ -192,7 +198,7 @@ def main() -> int:
         print(f"plain nbgrader autograde: median {plain:6.2f} s  ({args.n / plain:5.2f} submissions/s), "
               f"CPU {plain_cpu / args.n:.2f} s per submission")
         print(f"kitgrade autograde:       median {kit:6.2f} s  ({args.n / kit:5.2f} submissions/s), "
-              f"CPU {kit_cpu / args.n:.2f} s per submission")
+              f"CPU {kit_cpu / args.n:.2f} s per submission, {cores_busy(kit_runs):.2f} of {os.cpu_count()} cores busy")
         print(f"throughput ratio (kit / plain): {plain / kit:.2f}x")
         for n, runs in dask_runs.items():
             median = statistics.median(t for t, _ in runs)
@@ -202,9 +208,17 @@ def main() -> int:
                      "per submission" if n == workers else ""))
         medians = {n: statistics.median(t for t, _ in runs) for n, runs in local_cluster_runs.items()}
         for n, median in medians.items():
+            busy = cores_busy(local_cluster_runs[n])
             print(f"kitgrade --cluster local:{n} (started by the run): median {median:6.2f} s  ({args.n / median:5.2f} "
                   f"submissions/s), {plain / median:.2f}x plain"
-                  + (f", {medians[1] / median:.2f}x local:1" if n > 1 and 1 in medians else ""))
+                  + (f", {medians[1] / median:.2f}x local:1" if n > 1 and 1 in medians else "")
+                  + f"; {busy:.2f} of {os.cpu_count()} cores busy")
+        if 1 in medians:
+            # More workers do the same grading and start more processes, so they use at least local:1's
+            # CPU time; on this machine's cores that takes at least that CPU time / cores.
+            bound = (os.cpu_count() or 1) / cores_busy(local_cluster_runs[1])
+            print(f"  on this machine no local:N can be more than {bound:.2f}x local:1 (its CPU time spread "
+                  f"over all {os.cpu_count()} cores)")
         same = plain_scores == kit_scores and dask_same
         print(f"identical grades: {'yes' if same else 'NO'}")
         if not same:
