@@ -20,7 +20,7 @@ from traitlets.config import Config
 
 from .course_config import CONFIG_FILE, find_course_root, load_course_config
 from .errors import UsageError
-from .settings import KitGrade
+from .settings import KitGrade, preload_for
 
 #: Notebook metadata key (in the instructor's source notebook) holding the kit's per-assignment policy.
 POLICY_KEY = "kitgrade"
@@ -171,6 +171,12 @@ class Course:
             except OSError:
                 continue
         return sorted(imports)
+
+    def preload(self, assignment: str) -> list[str]:
+        """What a grading interpreter of ``assignment`` loads before any notebook (``settings.preload_for``
+        of what students are given imports): one answer for the command's zygotes, its workers' and a
+        cluster's."""
+        return preload_for(self.settings().preload_modules, self.imported_modules(assignment))
 
     def protected_paths(self) -> list[str]:
         """Paths student code may never read or write while it is graded."""

@@ -14,7 +14,6 @@ from .faults import describe, logged_errors
 from .local_grading import LocalGrader, NotebookResult
 from .sandbox.policy import policy_for
 from .sandbox.scratch import read_data_files
-from .settings import preload_for
 
 
 @dataclass
@@ -68,7 +67,7 @@ def prove_release(course: Course, assignment: str) -> list[ReleaseProof]:
     policy = policy_for(settings, course.policy(assignment)["forbidden_imports"])
     data_files = read_data_files(course.path("source", assignment), policy.limits)  # as autograde copies them
     proofs = []
-    with LocalGrader(preload_for(settings.preload_modules, course.imported_modules(assignment))) as grader:
+    with LocalGrader(course.preload(assignment)) as grader:
         for source in course.source_notebooks(assignment):
             graded = {}
             for kind, path in (("solution", source), ("blank", course.path("release", assignment, source.name))):

@@ -27,7 +27,7 @@ from ..faults import describe
 from ..progress import ProgressBar
 from ..sandbox.bubblewrap import require_sandbox
 from ..sandbox.scratch import run_folder
-from ..settings import preload_for, worker_count
+from ..settings import worker_count
 from ..speed import shared_gradebook_engines
 from ..stop_signals import stops_as_keyboard_interrupt
 from .changes import changed_grades
@@ -94,12 +94,12 @@ class Run:
         self.gradebook_copy = self.run_dir / "gradebook.db"
         self.ledger = self.before = self.executor = None
         self.policy = self.data_files = None
-        self.preload: list[str] = []  # what the grading interpreters load first (``settings.preload_for``)
+        self.preload: list[str] = []  # what the grading interpreters load first (``Course.preload``)
 
     def grade(self) -> dict[str, StudentResult]:
         ensure_nbgrader_tools_on_path()
         require_sandbox(self.settings)  # refused (one line, nothing written) where bubblewrap cannot run
-        self.preload = preload_for(self.settings.preload_modules, self.course.imported_modules(self.assignment))
+        self.preload = self.course.preload(self.assignment)
         if self.options.cluster:  # connected (and checked) before anything is written
             from .dask_executor import DaskExecutor, tls_security
 

@@ -91,10 +91,9 @@ def start_zygotes(args) -> None:
 def load_zygotes(course, assignment: str, students: list[str], workers: int | None) -> None:
     """Keep as many zygotes as the run's workers, loading what ``autograde`` itself will ask of them."""
     from ..sandbox import spare_zygotes, workers as grading_workers
-    from ..settings import preload_for, worker_count
+    from ..settings import worker_count
 
-    settings = course.settings()
     notebooks = len(students) * max(1, len(course.source_notebooks(assignment)))
-    preload = preload_for(settings.preload_modules, course.imported_modules(assignment))
-    spare_zygotes.load(min(worker_count(workers, settings), notebooks),
-                       grading_workers.zygote_modules(preload, course.policy(assignment)["forbidden_imports"]))
+    spare_zygotes.load(min(worker_count(workers, course.settings()), notebooks),
+                       grading_workers.zygote_modules(course.preload(assignment),
+                                                      course.policy(assignment)["forbidden_imports"]))

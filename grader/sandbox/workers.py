@@ -62,10 +62,7 @@ def init_worker(preload: list[str], instructor: int, forbidden_imports: list[str
     adopted = spare_zygotes.adopt()  # forked from the command (``spare_zygotes``): the zygote it started for us
     if adopted is not None:
         adopted.process = NotOurChild(adopted.process)
-    if adopted is not None and forbidden_imports is not None:
-        _STATE["zygotes"][_zygote_key(forbidden_imports)] = adopted
-    elif adopted is not None:
-        adopted.close()
+        _STATE["zygotes"][_zygote_key(forbidden_imports or [])] = adopted
     if forbidden_imports is not None:
         try:
             zygote_for(forbidden_imports)
