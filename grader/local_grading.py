@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
+import threading
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
@@ -14,8 +17,9 @@ from .sandbox.policy import SandboxPolicy
 from .stop_signals import stops_deferred
 from .sandbox.scratch import scratch_folder
 from .sandbox.supervisor import run_notebook
-from .sandbox import workers
+from .sandbox import spare_zygotes, workers
 from .settings import KitGrade
+from .speed import before_forking_workers
 
 
 class LocalGrader:
@@ -24,23 +28,40 @@ class LocalGrader:
     The worker holds the zygote (the clean interpreter student code is forked from), so the calling
     process (the instructor's command, or a test run) never gets an IPython shell, preloaded
     modules or a changed environment of its own; notebooks graded with one ``LocalGrader`` share
-    its start-up cost.
+    its start-up cost. Given the notebooks' ``forbidden_imports``, the worker starts its zygote
+    at once.
+
+    In ``kitgrade check``, which started a zygote first thing (``grader/sandbox/spare_zygotes.py``),
+    the worker is forked from the command and adopts it, as ``autograde``'s local workers do: no
+    forkserver importing the worker's modules again (a second of a student's wait). Anywhere else
+    (the release proof, a test run) it comes from the forkserver.
     """
 
-    def __init__(self, preload=None):
+    def __init__(self, preload=None, forbidden_imports=None):
         self.preload = list(KitGrade().preload_modules if preload is None else preload)
+        self.forbidden_imports = None if forbidden_imports is None else list(forbidden_imports)
         self.pool = None
 
     def __enter__(self) -> "LocalGrader":
-        workers.start_forkserver()  # the worker's modules imported once, the grader's speed tricks first
-        self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("forkserver"),
-                                        initializer=workers.init_worker, initargs=(self.preload, os.getpid()))
+        forking = spare_zygotes.waiting() and threading.active_count() == 1 and sys.version_info >= (3, 10, 5)
+        if forking:
+            before_forking_workers()
+        else:
+            workers.start_forkserver()  # the worker's modules imported once, the grader's speed tricks first
         try:
-            with stops_deferred():  # its worker is started (and known to the pool) before a Ctrl-C counts
-                self.pool.submit(int)
-        except BaseException:  # stopped as it ends: ``__exit__`` will not run
-            stop_soon(self.pool)
-            raise
+            self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context(
+                "fork" if forking else "forkserver"), initializer=workers.init_worker,
+                initargs=(self.preload, os.getpid(), self.forbidden_imports))
+            try:
+                with stops_deferred(), warnings.catch_warnings():  # its worker started (and known to the
+                    warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
+                    self.pool.submit(int)  # pool) before a Ctrl-C counts
+            except BaseException:  # stopped as it ends: ``__exit__`` will not run
+                stop_soon(self.pool)
+                spare_zygotes.kill()
+                raise
+        finally:
+            spare_zygotes.let_go()  # (the worker holds the zygote it adopted)
         return self
 
     def __exit__(self, exc_type, *exc_info) -> None:
@@ -49,6 +70,7 @@ class LocalGrader:
             self.pool.shutdown()
         else:  # stopped (Ctrl-C) or failed: nothing more to wait for
             stop_soon(self.pool)
+            spare_zygotes.kill()  # an adopted zygote is this process's child, tied to it by bubblewrap
 
     def execute_and_score(self, nb, policy: SandboxPolicy, data_files: dict[str, bytes] | None = None):
         """Execute ``nb`` in a sandbox and score its autograded test cells like nbgrader.

@@ -1,13 +1,13 @@
 """An instructor's bad day and a determined student, against the grader's start-up as it is now:
 ``kitgrade autograde`` starts its workers' zygotes first thing (they start up while the command
-imports nbgrader) and forks its workers from itself; ``kitgrade check`` starts a forkserver; and
-multiprocessing's folder goes where a socket's path fits.
+imports nbgrader) and forks its workers from itself; ``kitgrade check`` does the same with its one
+worker; and multiprocessing's folder goes where a socket's path fits.
 
 * Ctrl-C (sent by the terminal to every process of the command) and SIGTERM (to the command) as
   the run starts: one line, exit status 130, no process and no temporary file left, and
   the next run grades everyone, even with the gradebook locked by another program for a moment as
   it records (the run's shared gradebook engine waits, as nbgrader's own does). A student's
-  ``kitgrade check``, stopped while its forkserver imports, says "stopped" too.
+  ``kitgrade check``, stopped while its zygote starts, says "stopped" too.
 * No usable temporary folder (``TMPDIR`` missing or read-only, a ``TMPDIR`` too deep for the
   workers' socket, while /tmp and the other fall-backs are read-only): one line, exit status 2,
   nothing written. The read-only folders are made in a mount namespace of the test's own, so the
@@ -78,8 +78,8 @@ def course(tmp_path_factory) -> Path:
 
 # ---- stopped as it starts ------------------------------------------------------------------------
 def _starting_zygote_of(pid: int) -> int | None:
-    """A zygote ``kitgrade autograde`` (process ``pid``) started first thing, for its workers
-    (``grader/sandbox/spare_zygotes.py``): it starts up while the command imports nbgrader."""
+    """A zygote ``kitgrade autograde`` or ``check`` (process ``pid``) started first thing, for its
+    workers (``grader/sandbox/spare_zygotes.py``): it starts up while the command imports nbgrader."""
     for entry in os.listdir("/proc"):
         try:
             status = Path(f"/proc/{entry}/status").read_text()
@@ -90,26 +90,11 @@ def _starting_zygote_of(pid: int) -> int | None:
     return None
 
 
-def _importing_forkserver_of(pid: int) -> int | None:
-    """The multiprocessing forkserver started by process ``pid``, once it imports the workers' modules
-    (an extension module of the environment's packages is mapped: the import of nbgrader's has begun)."""
-    for entry in os.listdir("/proc"):
-        try:
-            status = Path(f"/proc/{entry}/status").read_text()
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            if f"\nPPid:\t{pid}\n" in status and b"multiprocessing.forkserver" in cmdline \
-                    and "site-packages/" in Path(f"/proc/{entry}/maps").read_text():
-                return int(entry)
-        except (OSError, NotADirectoryError):
-            continue
-    return None
-
-
 def _stop_as_it_starts(course: Path, tmp: Path, sig: int, whole_group: bool,
                        command=("autograde", ASSIGNMENT, "--quiet"), starting=_starting_zygote_of) -> tuple[int, str]:
     """Start ``kitgrade autograde`` (in a session of its own, as a terminal's foreground job) and send
     ``sig`` as it starts: once ``starting`` finds the process it starts first (its workers' zygotes,
-    while it imports nbgrader; ``check``'s forkserver, as it imports the worker's modules)."""
+    while it imports nbgrader)."""
     process = subprocess.Popen([sys.executable, "-m", "grader.cli", *command], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp)}, cwd=course,
                                start_new_session=True)
@@ -163,10 +148,28 @@ def test_a_run_stopped_as_it_starts_says_stopped_in_one_line_and_leaves_nothing(
 def test_a_students_check_stopped_with_ctrl_c_as_it_starts_says_stopped_in_one_line(course, tmp_path):
     before = _grading_processes()
     notebook = course / "submitted" / "alice" / ASSIGNMENT / NOTEBOOK
-    assert _stop_as_it_starts(course, tmp_path, signal.SIGINT, True, ("check", str(notebook)),
-                              _importing_forkserver_of) == (130, "kitgrade check: stopped\n")
+    assert _stop_as_it_starts(course, tmp_path, signal.SIGINT, True, ("check", str(notebook))) == (
+        130, "kitgrade check: stopped\n")
     assert not _wait_until_gone(before, 20)
     assert not list(tmp_path.iterdir())
+
+
+def test_a_students_check_stopped_with_ctrl_c_while_it_runs_the_notebook_says_stopped_and_leaves_nothing(tmp_path):
+    """Stopped while the student's process runs (the command's zygote, adopted by the worker it forked,
+    is busy): the command ends it with its worker."""
+    from test_grader_environment_faults import _slow
+    from test_grader_faults import _busy_zygotes
+
+    course = make_course(tmp_path / "course")
+    _slow(course, ["carol"], seconds=60)
+    before = _grading_processes()
+    (tmp_path / "tmp").mkdir()
+    status, err = _stop_as_it_starts(course, tmp_path / "tmp", signal.SIGINT, True,
+                                     ("check", str(course / "submitted" / "carol" / ASSIGNMENT / NOTEBOOK)),
+                                     lambda pid: next(iter(_busy_zygotes(_grading_processes() - before)), None))
+    assert (status, err) == (130, "kitgrade check: stopped\n")
+    assert not _wait_until_gone(before, 20)
+    assert not list((tmp_path / "tmp").iterdir())
 
 
 def test_a_run_killed_with_a_too_deep_temporary_folder_leaves_nothing_in_tmp_after_the_next_command(course, tmp_path):

@@ -130,3 +130,45 @@ def test_the_kitgrade_command_ends_with_its_objects_out_of_the_collectors_reach(
                "try:\n    command()\nexcept SystemExit:\n    pass\nprint(gc.get_freeze_count() > 0)\n")
     done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip().splitlines()[-1] == "True", done.stderr
+
+
+def test_a_students_check_forks_its_worker_and_runs_the_notebook_in_the_zygote_it_started_first(tmp_path):
+    """``kitgrade check`` starts its zygote first thing too (it loads the notebook's modules while the
+    command imports nbgrader): its worker is forked from the command, no forkserver is started, the
+    student's process comes from that zygote, and nothing is left when it ends."""
+    from course_snapshots import ASSIGNMENT
+    from test_grader_environment_faults import NOTEBOOK, _slow
+    from test_grader_faults import _busy_zygotes, _grading_processes, _outside_bubblewrap, _wait_until_gone
+
+    from course_snapshots import make_course
+
+    course = make_course(tmp_path / "course")
+    _slow(course, ["alice"], seconds=4)
+    before = _grading_processes()
+    command = subprocess.Popen([sys.executable, "-m", "grader.cli", "check",
+                                str(course / "submitted" / "alice" / ASSIGNMENT / NOTEBOOK)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while not (busy := _busy_zygotes(_grading_processes() - before)):
+            assert command.poll() is None and time.monotonic() < deadline, command.communicate()
+            time.sleep(0.05)
+        children = [pid for pid in _grading_processes() - before if _parent(pid) == command.pid]
+        command_line = Path(f"/proc/{command.pid}/cmdline").read_bytes()
+        workers = [pid for pid in children if Path(f"/proc/{pid}/cmdline").read_bytes() == command_line]
+        forkservers = [pid for pid in _grading_processes() - before
+                       if b"multiprocessing.forkserver" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        assert [_outside_bubblewrap(zygote) for zygote in busy] == [command.pid]  # the command's zygote
+        assert len(workers) == 1 and not forkservers, (workers, forkservers)
+        out, err = command.communicate(timeout=120)
+    finally:
+        if command.poll() is None:
+            command.kill()
+    assert command.returncode == 0, (out, err)
+    assert out.strip().splitlines()[-1].startswith("total: 7/7"), out
+    assert not _wait_until_gone(before, 10)
+
+
+def _parent(pid: int) -> int:
+    return int(next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                    if line.startswith("PPid:")).split()[1])

@@ -8,7 +8,7 @@ from ..errors import UsageError
 
 
 def cmd_check(args) -> int:
-    from ..check import check_notebook
+    from ..sandbox import bubblewrap, spare_zygotes
 
     path = Path(args.notebook)
     if not path.is_file():
@@ -18,4 +18,11 @@ def cmd_check(args) -> int:
     if path.suffix != ".ipynb" or not start.startswith(b"{"):
         raise UsageError(f"{path} is not a Jupyter notebook (.ipynb); check the notebook you work on, "
                          "e.g. `kitgrade check autograd_basics.ipynb`")
-    return check_notebook(path, timeout=args.timeout)
+    if bubblewrap.unavailable_because() is None:  # (else the zygote says why, at the notebook)
+        spare_zygotes.start(1)  # it starts up while this process imports nbgrader (``spare_zygotes``)
+    try:
+        from ..check import check_notebook
+
+        return check_notebook(path, timeout=args.timeout)
+    finally:
+        spare_zygotes.reap()
