@@ -12,6 +12,8 @@ worker; and multiprocessing's folder goes where a socket's path fits.
   workers' socket, while /tmp and the other fall-backs are read-only): one line, exit status 2,
   nothing written. The read-only folders are made in a mount namespace of the test's own, so the
   machine's /tmp is never touched.
+* ``kitgrade check`` forks its one worker from itself and runs the notebook in the zygote it
+  started first (no forkserver); stopped while the notebook runs, it leaves nothing.
 * The student's process, forked from the zygote the command starts, holds nothing of the
   command's modules or of the gradebook (its descriptors, its memory map, its modules), has
   Ctrl-C unblocked (a cell is interrupted with it), and sees no Unix socket (a forkserver's).
@@ -37,7 +39,7 @@ from browser_support import unavailable
 from course_snapshots import ASSIGNMENT, copy_course, make_course, snapshot
 from grader_fixtures.cases import SOLUTIONS, answered
 from test_grader_environment_faults import NOTEBOOK, gradebook_locked, hand_in, one_line, scores
-from test_grader_faults import _grading_processes, _wait_until_gone
+from test_grader_faults import _grading_processes, _parent, _wait_until_gone
 from test_grader_walls import LIST_DESCRIPTORS
 
 PROBE = LIST_DESCRIPTORS + r"""
@@ -179,6 +181,39 @@ def test_a_students_check_stopped_with_ctrl_c_while_it_runs_the_notebook_says_st
     assert not _wait_until_gone(before, 20)
     assert not list((tmp_path / "tmp").iterdir())
 
+
+def test_a_students_check_forks_its_worker_and_runs_the_notebook_in_the_zygote_it_started_first(tmp_path):
+    """``kitgrade check`` starts its zygote first thing too (it loads the notebook's modules while the
+    command imports nbgrader): its worker is forked from the command, no forkserver is started, the
+    student's process comes from that zygote, and nothing is left when it ends."""
+    from test_grader_environment_faults import _slow
+    from test_grader_faults import _busy_zygotes, _outside_bubblewrap
+
+    course = make_course(tmp_path / "course")
+    _slow(course, ["alice"], seconds=4)
+    before = _grading_processes()
+    command = subprocess.Popen([sys.executable, "-m", "grader.cli", "check",
+                                str(course / "submitted" / "alice" / ASSIGNMENT / NOTEBOOK)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while not (busy := _busy_zygotes(_grading_processes() - before)):
+            assert command.poll() is None and time.monotonic() < deadline, command.communicate()
+            time.sleep(0.05)
+        children = [pid for pid in _grading_processes() - before if _parent(pid) == command.pid]
+        command_line = Path(f"/proc/{command.pid}/cmdline").read_bytes()
+        workers = [pid for pid in children if Path(f"/proc/{pid}/cmdline").read_bytes() == command_line]
+        forkservers = [pid for pid in _grading_processes() - before
+                       if b"multiprocessing.forkserver" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        assert [_outside_bubblewrap(zygote) for zygote in busy] == [command.pid]  # the command's zygote
+        assert len(workers) == 1 and not forkservers, (workers, forkservers)
+        out, err = command.communicate(timeout=120)
+    finally:
+        if command.poll() is None:
+            command.kill()
+    assert command.returncode == 0, (out, err)
+    assert out.strip().splitlines()[-1].startswith("total: 7/7"), out
+    assert not _wait_until_gone(before, 10)
 
 def test_a_run_killed_with_a_too_deep_temporary_folder_leaves_nothing_in_tmp_after_the_next_command(course, tmp_path):
     """multiprocessing's folder went in /tmp (the temporary folder is too deep for a socket): the next
