@@ -6,7 +6,7 @@ import json
 import unicodedata
 from pathlib import Path
 
-from .course import modules_imported
+from .course import modules_imported, modules_imported_by_files
 from .sandbox import spare_zygotes, workers
 from .sandbox.policy import policy_for
 from .sandbox.scratch import DataFilesTooLarge, read_data_files
@@ -68,19 +68,19 @@ def check_notebook(path: Path, timeout: float = CELL_TIMEOUT, out=print) -> int:
 
 
 def _preload(nb, folder: Path, settings: KitGrade) -> list[str]:
-    """What the grading interpreter loads first for this notebook, as ``autograde`` chooses it for an
-    assignment (``settings.preload_for``): the modules of ``preload_modules`` that the notebook or a
-    Python file beside it imports (matplotlib alone is a quarter of a second for a notebook that
-    does not plot)."""
+    """What the grading interpreter loads first for this notebook, chosen as ``autograde`` chooses
+    it for an assignment (``settings.preload_for``): the modules of ``preload_modules`` that the
+    notebook or a Python file beside it imports (matplotlib alone is a quarter of a second for a
+    notebook that does not plot). Unlike ``autograde``, which reads the course's configuration and
+    the files of its whole ``source/`` folder, it takes the kit's default list and the files at the
+    top of the notebook's folder only (a student's folder may hold anything). A module it leaves out
+    is imported when the student's code imports it, and is not watched by the integrity guard, a
+    speed bump only (docs/threat-model.md)."""
     imports: set[str] = set()
     for cell in nb.cells:
         if cell.cell_type == "code":
             imports |= modules_imported(cell.source)
-    for helper in sorted(folder.glob("*.py"))[:200]:
-        try:
-            imports |= modules_imported(helper.read_text(encoding="utf-8", errors="replace")[:1_000_000])
-        except OSError:
-            continue
+    imports |= modules_imported_by_files(sorted(folder.glob("*.py"))[:200])
     return preload_for(settings.preload_modules, sorted(imports))
 
 

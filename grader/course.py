@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import sys
 from pathlib import Path
 
@@ -42,6 +43,25 @@ def modules_imported(source: str) -> set[str]:
     for magic in _PLOTTING_MAGIC.findall(source):
         names.update(["matplotlib", "numpy"] if magic == "pylab" else ["matplotlib"])
     return {name for name in names if name.isidentifier()}
+
+
+def modules_imported_by_files(paths) -> set[str]:
+    """The top-level modules the Python files ``paths`` import, from the first megabyte of each; a
+    path that is not a regular file (a FIFO or a device named ``x.py``) is not read."""
+    names: set[str] = set()
+    for path in paths:
+        try:
+            handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            if stat.S_ISREG(os.fstat(handle).st_mode):
+                names |= modules_imported(os.read(handle, 1_000_000).decode("utf-8", errors="replace"))
+        except OSError:
+            pass
+        finally:
+            os.close(handle)
+    return names
 
 
 #: Where the kit keeps its own working files inside a course.
@@ -164,12 +184,7 @@ class Course:
                                for name in modules_imported("".join(cell.get("source", ""))))
             except (OSError, UnicodeDecodeError, ValueError, AttributeError, TypeError):
                 continue  # not released yet, or unreadable: the release and autograde say so themselves
-        helpers = sorted(self.path("source", assignment).rglob("*.py"))[:200]
-        for helper in helpers:
-            try:
-                imports.update(modules_imported(helper.read_text(encoding="utf-8", errors="replace")[:1_000_000]))
-            except OSError:
-                continue
+        imports |= modules_imported_by_files(sorted(self.path("source", assignment).rglob("*.py"))[:200])
         return sorted(imports)
 
     def preload(self, assignment: str) -> list[str]:

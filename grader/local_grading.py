@@ -57,8 +57,8 @@ class LocalGrader:
                     warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
                     self.pool.submit(int)  # pool) before a Ctrl-C counts
             except BaseException:  # stopped as it ends: ``__exit__`` will not run
-                stop_soon(self.pool)
                 spare_zygotes.kill()
+                stop_soon(self.pool)
                 raise
         finally:
             spare_zygotes.let_go()  # (the worker holds the zygote it adopted)
@@ -69,8 +69,10 @@ class LocalGrader:
             self.pool.submit(workers.close_zygotes).result()
             self.pool.shutdown()
         else:  # stopped (Ctrl-C) or failed: nothing more to wait for
+            # first, the adopted zygote (this process's child, tied to it by bubblewrap) with the
+            # student's process it runs: its worker, waiting for that process, then ends at once
+            spare_zygotes.kill()
             stop_soon(self.pool)
-            spare_zygotes.kill()  # an adopted zygote is this process's child, tied to it by bubblewrap
 
     def execute_and_score(self, nb, policy: SandboxPolicy, data_files: dict[str, bytes] | None = None):
         """Execute ``nb`` in a sandbox and score its autograded test cells like nbgrader.

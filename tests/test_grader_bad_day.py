@@ -164,9 +164,11 @@ def test_a_students_check_stopped_with_ctrl_c_as_it_starts_says_stopped_in_one_l
     assert not list(tmp_path.iterdir())
 
 
-def test_a_students_check_stopped_with_ctrl_c_while_it_runs_the_notebook_says_stopped_and_leaves_nothing(tmp_path):
-    """Stopped while the student's process runs (the command's zygote, adopted by the worker it forked,
-    is busy): the command ends it with its worker."""
+@pytest.mark.parametrize("sig, whole_group", [(signal.SIGINT, True), (signal.SIGTERM, False)], ids=["ctrl-c", "sigterm"])
+def test_a_students_check_stopped_while_it_runs_the_notebook_says_stopped_and_leaves_nothing(tmp_path, sig, whole_group):
+    """Stopped (Ctrl-C to the terminal's whole job, or SIGTERM to the command) while the student's
+    process runs (the command's zygote, adopted by the worker it forked, is busy): the command ends
+    it with its worker."""
     from test_grader_environment_faults import _slow
     from test_grader_faults import _busy_zygotes
 
@@ -174,7 +176,7 @@ def test_a_students_check_stopped_with_ctrl_c_while_it_runs_the_notebook_says_st
     _slow(course, ["carol"], seconds=60)
     before = _grading_processes()
     (tmp_path / "tmp").mkdir()
-    status, err = _stop_as_it_starts(course, tmp_path / "tmp", signal.SIGINT, True,
+    status, err = _stop_as_it_starts(course, tmp_path / "tmp", sig, whole_group,
                                      ("check", str(course / "submitted" / "carol" / ASSIGNMENT / NOTEBOOK)),
                                      lambda pid: next(iter(_busy_zygotes(_grading_processes() - before)), None))
     assert (status, err) == (130, "kitgrade check: stopped\n")
@@ -200,11 +202,15 @@ def test_a_students_check_forks_its_worker_and_runs_the_notebook_in_the_zygote_i
         while not (busy := _busy_zygotes(_grading_processes() - before)):
             assert command.poll() is None and time.monotonic() < deadline, command.communicate()
             time.sleep(0.05)
-        children = [pid for pid in _grading_processes() - before if _parent(pid) == command.pid]
         command_line = Path(f"/proc/{command.pid}/cmdline").read_bytes()
-        workers = [pid for pid in children if Path(f"/proc/{pid}/cmdline").read_bytes() == command_line]
-        forkservers = [pid for pid in _grading_processes() - before
-                       if b"multiprocessing.forkserver" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        seen = {}  # pid -> (parent, command line) of the grading processes still there
+        for pid in _grading_processes() - before:
+            try:
+                seen[pid] = _parent(pid), Path(f"/proc/{pid}/cmdline").read_bytes()
+            except (OSError, StopIteration):
+                continue
+        workers = [pid for pid, (parent, line) in seen.items() if parent == command.pid and line == command_line]
+        forkservers = [pid for pid, (_, line) in seen.items() if b"multiprocessing.forkserver" in line]
         assert [_outside_bubblewrap(zygote) for zygote in busy] == [command.pid]  # the command's zygote
         assert len(workers) == 1 and not forkservers, (workers, forkservers)
         out, err = command.communicate(timeout=120)

@@ -108,6 +108,28 @@ def test_an_assignment_preloads_what_students_are_given_imports_never_a_solution
     assert course.imported_modules("sample_ex") == ["autograd_core", "numpy"]
     assert preload_for(KitGrade().preload_modules, course.imported_modules("sample_ex")) == [
         "numpy", "numpy.testing", "autograd_core"]
+    assert course.preload("sample_ex") == ["numpy", "numpy.testing", "autograd_core"]
+
+
+def test_what_a_check_preloads_is_what_the_notebook_and_the_files_beside_it_import(tmp_path):
+    """``kitgrade check``'s zygote loads the default modules the notebook, or a Python file at the top
+    of its folder, imports; a FIFO or a device named ``x.py`` is not read (it would hang the command)."""
+    import os
+
+    import nbformat
+
+    from grader.check import _preload
+    from grader.settings import KitGrade
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import numpy as np"),
+                                         nbformat.v4.new_markdown_cell("import matplotlib")])
+    assert _preload(nb, tmp_path, KitGrade()) == ["numpy", "numpy.testing"]
+    (tmp_path / "helper.py").write_text("import autograd_core\nimport scipy\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "deeper.py").write_text("import matplotlib.pyplot\n")
+    os.mkfifo(tmp_path / "a_fifo.py")
+    (tmp_path / "zero.py").symlink_to("/dev/zero")
+    assert _preload(nb, tmp_path, KitGrade()) == ["numpy", "numpy.testing", "autograd_core"]
 
 
 def test_a_grading_interpreter_loads_what_it_is_given_and_its_worker_sends_the_allow_list():

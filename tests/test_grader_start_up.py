@@ -130,4 +130,3 @@ def test_the_kitgrade_command_ends_with_its_objects_out_of_the_collectors_reach(
                "try:\n    command()\nexcept SystemExit:\n    pass\nprint(gc.get_freeze_count() > 0)\n")
     done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip().splitlines()[-1] == "True", done.stderr
-

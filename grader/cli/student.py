@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UsageError
+from ..stop_signals import stops_as_keyboard_interrupt
 
 
 def cmd_check(args) -> int:
@@ -18,11 +19,13 @@ def cmd_check(args) -> int:
     if path.suffix != ".ipynb" or not start.startswith(b"{"):
         raise UsageError(f"{path} is not a Jupyter notebook (.ipynb); check the notebook you work on, "
                          "e.g. `kitgrade check autograd_basics.ipynb`")
-    spare_zygotes.start(1)  # it starts up while this process imports nbgrader (``spare_zygotes``); without
-    # bubblewrap, behind the kit's own walls (docs/threat-model.md)
-    try:
-        from ..check import check_notebook
+    with stops_as_keyboard_interrupt():  # SIGTERM and a closed terminal stop it as Ctrl-C does
+        try:
+            # it starts up while this process imports nbgrader (``spare_zygotes``); where bubblewrap
+            # cannot run, behind the kit's own walls (docs/threat-model.md)
+            spare_zygotes.start(1)
+            from ..check import check_notebook
 
-        return check_notebook(path, timeout=args.timeout)
-    finally:
-        spare_zygotes.reap()
+            return check_notebook(path, timeout=args.timeout)
+        finally:
+            spare_zygotes.reap()

@@ -1,4 +1,5 @@
-"""Zygotes the ``kitgrade autograde`` command starts first thing, for the workers it forks later.
+"""Zygotes the ``kitgrade autograde`` command starts first thing, for the workers it forks later
+(``kitgrade check`` starts one the same way, for its one worker: ``local_grading.LocalGrader``).
 
 A local run's start-up, in the order it happens (``docs/grading.md#speed``):
 
@@ -10,8 +11,8 @@ A local run's start-up, in the order it happens (``docs/grading.md#speed``):
    (``executors.LocalExecutor``): they have everything the command imported (a forkserver would
    import it all again, a second of CPU that a two-core machine has to take from grading).
 3. Each worker adopts one of the zygotes (``adopt``) and lets go of the others; the command lets go
-   of all of them (``let_go``). A zygote ends when the last process holding its socket lets go: its
-   worker, normally, as the run ends; every process, if the workers are never forked.
+   of all of them (``let_go``). An idle zygote ends when the last process holding its socket lets
+   go: its worker, normally, as the run ends; every process, if the workers are never forked.
 
 A zygote is still the command's child: its worker sees it through ``workers.NotOurChild``, and
 only the command can end it with what it runs. bubblewrap ties it to the command, not to the
