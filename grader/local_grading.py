@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import sys
-import threading
-import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
@@ -43,7 +40,7 @@ class LocalGrader:
         self.pool = None
 
     def __enter__(self) -> "LocalGrader":
-        forking = spare_zygotes.waiting() and threading.active_count() == 1 and sys.version_info >= (3, 10, 5)
+        forking = spare_zygotes.forking_now()
         if forking:
             before_forking_workers()
         else:
@@ -53,8 +50,7 @@ class LocalGrader:
                 "fork" if forking else "forkserver"), initializer=workers.init_worker,
                 initargs=(self.preload, os.getpid(), self.forbidden_imports))
             try:
-                with stops_deferred(), warnings.catch_warnings():  # its worker started (and known to the
-                    warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
+                with stops_deferred(), spare_zygotes.forking():  # its worker started (and known to the
                     self.pool.submit(int)  # pool) before a Ctrl-C counts
             except BaseException:  # stopped as it ends: ``__exit__`` will not run
                 spare_zygotes.kill()

@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import sys
 import threading
 import time
-import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
@@ -54,7 +52,7 @@ class LocalExecutor:
         pool's manager thread ran while it forked). Anywhere else they come from the forkserver,
         started in the background."""
         self.forbidden_imports = list(forbidden_imports)
-        if spare_zygotes.waiting() and threading.active_count() == 1 and sys.version_info >= (3, 10, 5):
+        if spare_zygotes.forking_now():
             self._fork_workers()
             return
         spare_zygotes.let_go()
@@ -65,8 +63,7 @@ class LocalExecutor:
         try:  # (the allow-list is read already: the zygotes were started with it)
             before_forking_workers()
             self.pool = self._new_pool(self.workers, "fork")
-            with stops_deferred(), warnings.catch_warnings():  # every worker forked (and known to the pool)
-                warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
+            with stops_deferred(), spare_zygotes.forking():  # every worker forked (and known to the pool)
                 for _ in range(self.workers):  # before a Ctrl-C counts
                     self.pool.submit(int)
         except Exception as error:  # raised where the run waits for its workers

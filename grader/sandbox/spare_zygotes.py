@@ -25,6 +25,10 @@ test run, a notebook) gets its workers from the forkserver, which nothing of the
 from __future__ import annotations
 
 import os
+import sys
+import threading
+import warnings
+from contextlib import contextmanager
 
 #: At most this many are started (a machine with more cores starts the other workers' zygotes in them).
 MOST = 8
@@ -73,6 +77,22 @@ def load(count: int, modules: list[str]) -> None:
 def waiting() -> bool:
     """Whether zygotes were started here and no worker has been forked for them yet."""
     return bool(_SPARES["zygotes"])
+
+
+def forking_now() -> bool:
+    """Whether the workers are to be forked from this process now: its zygotes wait for them, and it
+    runs no other Python thread (only such a process can fork safely; before Python 3.10.5 a pool's
+    manager thread ran while it forked). Else they come from the forkserver."""
+    return waiting() and threading.active_count() == 1 and sys.version_info >= (3, 10, 5)
+
+
+@contextmanager
+def forking():
+    """Around the pool's first tasks, which fork its workers: Python 3.12 warns of the threads NumPy's
+    OpenBLAS has started, which it makes safe across a fork itself."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
+        yield
 
 
 def adopt():
