@@ -291,3 +291,22 @@ def test_init_stages_the_kits_exercises_and_release_proves_them(tmp_path):
 def test_magics_and_shell_lines_of_an_honest_notebook_are_no_finding_of_tampering(graded):
     reasons = graded["honest_magics"]["reasons"]
     assert not [r for r in reasons if "relies on" in r or "tamper" in r.lower()], reasons
+
+
+def test_the_check_command_refuses_a_forbidden_import_as_autograde_does(course, tmp_path):
+    """``kitgrade check`` as a student runs it (its zygote started first by the command, its worker
+    forked from it): the exercise's forbidden module is not loaded for the student's code, and an
+    import of it is refused, plainly or through importlib."""
+    release = nbformat.read(course.path("release", "build_your_own", "build_your_own.ipynb"), as_version=4)
+    honest = submission_cases.answered(release, mul_backward="def mul_backward(a, b, grad):\n    return grad * b, grad * a")
+    sneaky = submission_cases.answered(release, mul_backward="import importlib\n"
+                                       "ref = importlib.import_module('autograd' + '_core')\n"
+                                       "def mul_backward(a, b, grad):\n    return grad * b, grad * a")
+    said = {}
+    for name, nb in (("honest", honest), ("sneaky", sneaky)):
+        nbformat.write(nb, tmp_path / f"{name}.ipynb")
+        done = subprocess.run([sys.executable, "-m", "grader.cli", "check", f"{name}.ipynb"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)
+        said[name] = done.returncode, done.stdout
+    assert said["honest"][0] == 0, said["honest"]
+    assert said["sneaky"][0] == 1 and "forbids" in said["sneaky"][1], said["sneaky"]
