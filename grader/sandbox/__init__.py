@@ -12,7 +12,8 @@ Rooms, one defence each (read them in this order):
 * ``zygote.py``      a clean pre-warmed interpreter that forks the student's process
 * ``workers.py``     the grading worker processes that keep the zygotes (none outlives the command);
                      ``spare_zygotes.py``: the command's, started before it forks its workers (speed)
-* ``namespaces.py``  how it starts one: PID 1 of a PID namespace of its own, through a namespace parent
+* ``namespaces.py``  how it starts one: PID 1 of a PID namespace of its own, through a namespace parent;
+                     how a sandbox is ended, even as it starts
 * ``child.py``       the student's process: walls up, then one command at a time
 * ``mounts.py``      its own ``/proc`` and a ``/tmp`` with quotas; capabilities dropped
 * ``landlock.py``    the kernel's second file wall, and its network and signal wall

@@ -10,6 +10,9 @@ going back with ``setns`` needs a capability over the namespace that bwrap, run 
 unprivileged account, does not give (its namespaces are owned by a user namespace outside the
 sandbox's own), and the next fork then went into the first submission's dead namespace (ENOMEM).
 Every call is checked: one that fails is a ``SpawnFailed`` with its reason, never a fallback.
+
+Ending processes lives here too: a student's process and what it started (``end_process``,
+``reap_orphans``), and a zygote's whole sandbox, even as bubblewrap starts (``kill_sandbox``).
 """
 
 from __future__ import annotations
@@ -197,7 +200,8 @@ def end_process(pid: int) -> None:
             pass
 
 
-def _children_of(pid: int) -> list[int]:
+def children_of(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``."""
     found = []
     for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -212,7 +216,7 @@ def _children_of(pid: int) -> list[int]:
 def reap_orphans() -> None:
     """Kill and reap whatever a finished student's process left behind (re-parented to us)."""
     for _ in range(20):
-        orphans = _children_of(os.getpid())
+        orphans = children_of(os.getpid())
         if not orphans:
             return
         for pid in orphans:
@@ -222,3 +226,25 @@ def reap_orphans() -> None:
                 os.waitpid(pid, 0)
             except ChildProcessError:
                 pass
+
+
+def kill_sandbox(pid: int) -> None:
+    """SIGKILL the ``bwrap`` process ``pid`` and the sandbox it runs, at any moment, even as it starts.
+
+    bwrap clones itself; its clone ties itself to it (``--die-with-parent``) only once bwrap has
+    written the clone's user and group maps, and waits for them until then. Killed before that, bwrap
+    leaves the clone waiting forever (bubblewrap issue 633). So bwrap is stopped first (it clones
+    nothing more), its clone is killed (the sandbox's PID 1: whatever runs inside dies with it), and
+    then bwrap itself. Also right for a process without bubblewrap (a zygote where it cannot run):
+    its children, then itself."""
+    try:
+        os.kill(pid, signal.SIGSTOP)
+    except ProcessLookupError:
+        return
+    for child in children_of(pid):
+        try:
+            os.kill(child, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    os.kill(pid, signal.SIGKILL)
+

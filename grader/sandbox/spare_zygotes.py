@@ -45,17 +45,19 @@ def start(count: int) -> None:
     """Start ``count`` zygotes (at most ``MOST``), which wait for ``load`` to say what to load. One
     that cannot be started (no process left to the account, an allow-list that cannot be read) is
     not: its worker starts its own, and says why at its first notebook if it cannot either."""
+    from ..stop_signals import stops_deferred
     from .zygote import Zygote
 
     if not _SPARES["allowed"] or _SPARES["started"]:
         return
     for _ in range(min(count, MOST)):
         try:
-            zygote = Zygote(None)
+            with stops_deferred():  # a Ctrl-C waits until it is kept: ``kill`` then ends it
+                zygote = Zygote(None)
+                _SPARES["zygotes"].append(zygote)
+                _SPARES["started"].append(zygote.process)
         except Exception:
             break
-        _SPARES["zygotes"].append(zygote)  # kept as each starts: a Ctrl-C meanwhile still ends it
-        _SPARES["started"].append(zygote.process)
 
 
 def load(count: int, modules: list[str]) -> None:
@@ -128,9 +130,11 @@ def let_go() -> None:
 def kill() -> None:
     """In the command, when a worker died or the run is stopped: end every zygote it started now,
     with the student's process it may be running (bubblewrap takes its sandbox down with it)."""
+    from .namespaces import kill_sandbox
+
     for process in _SPARES["started"]:
         if process.poll() is None:
-            process.kill()
+            kill_sandbox(process.pid)  # (one still starting, too)
 
 
 def reap() -> None:

@@ -33,8 +33,8 @@ import time
 from contextlib import contextmanager
 
 from . import bubblewrap
-from .namespaces import (_LIBC, SpawnFailed, _libc_failed, die_with_parent, reap_orphans, spawn_here,
-                         spawn_in_own_namespace)
+from .namespaces import (_LIBC, SpawnFailed, _libc_failed, die_with_parent, kill_sandbox, reap_orphans,
+                         spawn_here, spawn_in_own_namespace)
 
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -184,13 +184,9 @@ class Zygote:
         try:
             self.socket.close()
         finally:
-            if self.alive():
-                self.process.terminate()
-                try:
-                    self.process.wait(5)
-                except subprocess.TimeoutExpired:
-                    self.process.kill()
-                    self.process.wait()
+            if self.alive():  # (even as it starts: ``namespaces.kill_sandbox``)
+                kill_sandbox(self.process.pid)
+                self.process.wait()
             if self.process.stderr is not None:
                 self.process.stderr.close()
 
