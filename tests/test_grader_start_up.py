@@ -151,4 +151,3 @@ def test_a_zygote_ended_as_bubblewrap_starts_leaves_no_sandbox_behind():
     while any(alive(pid) for pid in clones) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert clones and not [pid for pid in clones if alive(pid)]
-
