@@ -241,10 +241,8 @@ def kill_sandbox(pid: int) -> None:
         os.kill(pid, signal.SIGSTOP)
     except ProcessLookupError:
         return
-    for child in children_of(pid):
+    for process in [*children_of(pid), pid]:
         try:
-            os.kill(child, signal.SIGKILL)
-        except ProcessLookupError:
+            os.kill(process, signal.SIGKILL)
+        except ProcessLookupError:  # (ended meanwhile)
             pass
-    os.kill(pid, signal.SIGKILL)
-
