@@ -34,7 +34,7 @@ def command() -> int:
     from .. import speed
     from ..sandbox import spare_zygotes
 
-    spare_zygotes.allow()  # this process is the command: it may fork its workers (``autograde``)
+    spare_zygotes.allow()  # this process is the command: it may fork its workers (``autograde``, ``check``)
     try:
         return main()
     finally:
