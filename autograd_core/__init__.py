@@ -17,6 +17,7 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
        utils/         utils.data: TensorDataset, DataLoader
        update_ops.py  lerp, addcmul, addcdiv: what optimizer updates are made of
        inplace_unary.py  x.cos_(), x.exp_(), ...: elementwise functions in place
+       inplace_masked.py  x.masked_fill_(mask, v), x.tril_(), x.triu_(): masking in place
     7  autograd/      torch.autograd: backward, grad, Function, gradcheck
        indexing.py    x[key] and x[key] = value
     6  functional.py  the public operations (argument checks, PyTorch's errors) and the

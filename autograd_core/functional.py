@@ -944,3 +944,222 @@ for _name in ("add", "sub", "mul", "div", "true_divide", "pow", "matmul", "mm", 
               "maximum", "minimum", "cat", "concat", "stack"):
     FUNCTIONS[_name] = accepts_out(FUNCTIONS[_name])
 del _name
+
+
+# --- repeating, masking, sorting, counting --------------------------------------------------------
+def _return_type(name, fields):
+    """``torch.return_types.sort(values=..., indices=...)``: a named tuple printed as PyTorch prints it."""
+    result = collections.namedtuple(name, fields)
+    result.__repr__ = lambda self: f"torch.return_types.{name}(\n" + ",\n".join(
+        f"{field}={value}" for field, value in zip(fields, self)) + ")"
+    return result
+
+
+_C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
+                 "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+_Sort = _return_type("sort", ["values", "indices"])
+_Histogram = _return_type("histogram", ["hist", "bin_edges"])
+
+
+@public(function=False)
+def repeat(input, *sizes):
+    """``x.repeat(2, 3)``: ``x`` tiled 2 times along dim 0 and 3 times along dim 1 (more sizes than
+    ``x`` has dims add leading dims)."""
+    sizes = _shape_arg(sizes)
+    if len(sizes) < input._data.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    if builtins.any(s < 0 for s in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {builtins.min(sizes)}: {list(sizes)}")
+    return ops.RepeatBackward0.apply(input, repeats=sizes)
+
+
+@public()
+def index_select(input, dim, index):
+    """The slices of ``input`` along ``dim`` at ``index`` (a 1-d integer tensor), in its order."""
+    d = _wrap_dim(dim, builtins.max(input._data.ndim, 1))
+    if index._data.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if index._data.dtype.kind not in "iu":
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    size = input.shape[d] if input._data.ndim else 1
+    bad = index._data[(index._data < 0) | (index._data >= size)]
+    if bad.size:
+        raise IndexError("index out of range in self")
+    if input._data.ndim == 0:
+        return ops.IndexSelectBackward0.apply(input.reshape(1), dim=0, index=index._data.reshape(-1)).reshape(())
+    return ops.IndexSelectBackward0.apply(input, dim=d, index=index._data.reshape(-1))
+
+
+@public()
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each element (or slice along ``dim``) repeated: ``tensor([1, 2]).repeat_interleave(2)`` is
+    ``tensor([1, 1, 2, 2])``; ``repeats`` may be a tensor of one count per element.
+    ``torch.repeat_interleave(counts)`` alone gives the indices ``0`` counts[0] times, ``1`` ..."""
+    if repeats is None:  # torch.repeat_interleave(repeats): the indices, repeated
+        counts = input
+        if counts._data.ndim > 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        if counts._data.dtype.kind not in "iu":
+            raise NotImplementedError(f'"repeat_interleave_cpu" not implemented for \'{counts.dtype.legacy_name[:-6]}\'')
+        if (counts._data < 0).any():
+            raise RuntimeError("repeats can not be negative")
+        return Tensor._make(np.repeat(np.arange(counts._data.size), counts._data.reshape(-1)).astype(counts._data.dtype))
+    if dim is None:
+        input = input.reshape(-1) if input._data.ndim != 1 else input
+        dim = 0
+    d = _wrap_dim(dim, builtins.max(input._data.ndim, 1))
+    if isinstance(repeats, Tensor):  # one count per slice (a single count is given to every slice)
+        if repeats._data.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        if repeats._data.size == 1:
+            repeats = repeats.reshape(1).expand(input.shape[d])
+        elif repeats._data.shape[0] != input.shape[d]:
+            raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                               f"{repeats._data.shape[0]} and input.size({d}) = {input.shape[d]}")
+        return index_select(input, d, repeat_interleave(repeats))
+    count = builtins.int(repeats)
+    if count < 0:
+        raise RuntimeError("repeats can not be negative")
+    # PyTorch's way, node for node: unsqueeze, expand, a contiguous copy, and a view of it
+    shape = list(input.shape)
+    expanded = input.unsqueeze(d + 1).expand(*shape[:d + 1], count, *shape[d + 1:])
+    shape[d] *= count
+    return expanded.clone().view(*shape)
+
+
+@public()
+def tril(input, diagonal=0):
+    """The lower triangle of the last two dims: zeros above the ``diagonal``-th diagonal."""
+    if input._data.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    return ops.TrilBackward0.apply(input, diagonal=diagonal)
+
+
+@public()
+def triu(input, diagonal=0):
+    """The upper triangle of the last two dims: zeros below the ``diagonal``-th diagonal."""
+    if input._data.ndim < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    return ops.TriuBackward0.apply(input, diagonal=diagonal)
+
+
+@public()
+def masked_fill(input, mask, value):
+    """``value`` where ``mask`` (a bool tensor that broadcasts to ``input``) is True, ``input`` elsewhere."""
+    if not isinstance(mask, Tensor) or mask._data.dtype.kind != "b":
+        kind = _C_TYPE_NAMES.get(mask._data.dtype.name) if isinstance(mask, Tensor) else type(mask).__name__
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {kind}")
+    if isinstance(value, Tensor) and value._data.ndim:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value._data.ndim} dimension(s).")
+    check_broadcast(mask._data.shape, input._data.shape)
+    shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
+    if shape != input._data.shape:
+        input = input.expand(*shape)
+    mask_data = np.broadcast_to(mask._data, shape)
+    if isinstance(value, Tensor):
+        return ops.MaskedFillBackward1.apply(input, value, mask=mask_data)
+    if input._data.dtype.kind in "iub" and isinstance(value, builtins.float) and not math.isfinite(value):
+        raise RuntimeError(f"value cannot be converted to type {_type_name(input._data.dtype)} without overflow")
+    return ops.MaskedFillBackward0.apply(input, mask=mask_data, value=value)
+
+
+@public()
+def clamp_min(input, min):
+    """``max(input, min)`` elementwise (``clamp(input, min=min)``, with PyTorch's own node)."""
+    if isinstance(min, Tensor):
+        return maximum(input, min)
+    if input._data.dtype.kind != "f" and isinstance(min, builtins.float):
+        input = _to_float(input)
+    return ops.ClampMinBackward0.apply(input, min=min)
+
+
+@public()
+def clamp_max(input, max):
+    """``min(input, max)`` elementwise."""
+    if isinstance(max, Tensor):
+        return minimum(input, max)
+    if input._data.dtype.kind != "f" and isinstance(max, builtins.float):
+        input = _to_float(input)
+    return ops.ClampMaxBackward0.apply(input, max=max)
+
+
+@public()
+@accepts_numpy_names
+def logsumexp(input, dim, keepdim=False):
+    """``log(sum(exp(input)))`` along ``dim``, without overflow: the log of a softmax's denominator."""
+    input = _to_float(input)
+    if input._data.ndim == 0:
+        return ops.LogsumexpBackward0.apply(input, dim=None, keepdim=keepdim)
+    if isinstance(dim, (tuple, list)):
+        dim = tuple(_wrap_dim(x, input.ndim) for x in dim)
+    else:
+        dim = _wrap_dim(dim, input.ndim)
+    return ops.LogsumexpBackward0.apply(input, dim=dim, keepdim=keepdim)
+
+
+def _sort_order(data, dim, descending):
+    """Indices that sort ``data`` along ``dim``: stable, NaN counted largest, as PyTorch sorts."""
+    if data.ndim == 0:
+        return np.zeros((), np.int64)
+    if not descending:
+        return np.argsort(data, axis=dim, kind="stable").astype(np.int64)
+    # descending and stable: sort the reversed array ascending, reverse that, and count from the end
+    order = np.flip(np.argsort(np.flip(data, dim), axis=dim, kind="stable"), dim)
+    return (data.shape[dim] - 1 - order).astype(np.int64)
+
+
+@public()
+def sort(input, dim=-1, descending=False, stable=False):
+    """``(values, indices)``: ``input`` sorted along ``dim`` (ascending; ties keep their order)."""
+    d = _wrap_dim(dim, builtins.max(input._data.ndim, 1))
+    indices = _sort_order(input._data, d, descending)
+    values = ops.SortBackward0.apply(input, dim=d, indices=indices)
+    return _Sort(values, Tensor._make(indices))
+
+
+@public()
+def argsort(input, dim=-1, descending=False, stable=False):
+    """The indices that sort ``input`` along ``dim`` (``sort(input, dim).indices``)."""
+    d = _wrap_dim(dim, builtins.max(input._data.ndim, 1))
+    return Tensor._make(_sort_order(input._data, d, descending))
+
+
+@public()
+def histogram(input, bins, *, range=None, weight=None, density=False):
+    """Counts of ``input``'s elements in ``bins`` equal bins from its smallest to its largest element
+    (or over ``range``), or in the bins between the edges of a tensor ``bins``; the last bin holds
+    its right edge. ``density=True``: counts divided by their total and the bins' widths."""
+    from .creation import linspace
+
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{input.dtype.legacy_name[:-6]}'")
+    data = input._data.reshape(-1)
+    if isinstance(bins, Tensor):
+        edges = bins
+    else:
+        if bins <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        if range is not None:
+            low, high = builtins.float(range[0]), builtins.float(range[1])
+        elif data.size:
+            low, high = builtins.float(data.min()), builtins.float(data.max())
+        else:
+            low, high = 0.0, 1.0
+        if low > high:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {low:g} max {high:g} "
+                               "for dimension 0")
+        if low == high:  # an empty range widened, as NumPy does
+            low, high = low - 0.5, high + 0.5
+        edges = linspace(low, high, bins + 1, dtype=input.dtype)
+    e = edges._data
+    inside = (data >= e[0]) & (data <= e[-1])
+    which = np.searchsorted(e, data[inside], side="right") - 1
+    which = np.minimum(which, e.size - 2)  # the right edge is in the last bin
+    w = None if weight is None else weight._data.reshape(-1)[inside]
+    hist = np.zeros(e.size - 1, input._data.dtype)
+    np.add.at(hist, which, 1 if w is None else w)
+    if density:
+        hist = hist / hist.dtype.type(hist.sum(dtype=np.float64))
+        hist = hist / np.diff(e)
+    return _Histogram(Tensor._make(hist), Tensor._make(e.copy()))

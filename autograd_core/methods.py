@@ -19,6 +19,7 @@ import numbers
 import numpy as np
 
 from . import _speed, beyond, dtypes, indexing, inplace, inplace_unary, legacy, new_tensors, ops, update_ops
+from . import inplace_masked
 from .autograd import api
 from .creation import empty, tensor
 from .functional import _SCALARS, METHODS
@@ -134,6 +135,6 @@ def attach():
     Tensor.__getattr__ = _missing_attribute
     Tensor.backward = backward
     for table in (METHODS, inplace.METHODS, OPERATORS, legacy.METHODS, update_ops.METHODS, inplace_unary.METHODS,
-                  new_tensors.METHODS):
+                  new_tensors.METHODS, inplace_masked.METHODS):
         for name, f in table.items():
             setattr(Tensor, name, f)

@@ -961,3 +961,160 @@ class LogSoftmaxBackward0(Op):
     @staticmethod
     def backward(ctx, grad):
         return (grad - ctx.result.exp() * grad.sum(dim=ctx.dim, keepdim=True),)
+
+
+# --- repeating, masking, sorting, log-sum-exp ----------------------------------------------
+class RepeatBackward0(Op):
+    """``x.repeat(2, 3)``: the tensor tiled; each copy's gradient flows back to the one original."""
+
+    @staticmethod
+    def forward(ctx, a, repeats):
+        shape = (1,) * (len(repeats) - a._data.ndim) + a._data.shape  # new leading dims of size 1
+        ctx.shape, ctx.padded, ctx.repeats = a._data.shape, shape, repeats
+        return np.tile(a._data.reshape(shape), repeats)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # (r0*s0, r1*s1, ...) -> (r0, s0, r1, s1, ...), summed over every r
+        split = tuple(n for r, s in zip(ctx.repeats, ctx.padded) for n in (r, s))
+        summed = grad.reshape(split).sum(dim=tuple(range(0, len(split), 2)))
+        return (summed.reshape(ctx.shape),)
+
+
+class IndexSelectBackward0(Op):
+    """``x.index_select(dim, index)``: whole slices picked by index (repeats allowed)."""
+
+    @staticmethod
+    def forward(ctx, a, dim, index):
+        ctx.shape, ctx.dim, ctx.index = a._data.shape, dim, index
+        return np.take(a._data, index, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        key = (slice(None),) * ctx.dim + (ctx.index,)
+        return (IndexPutBackward0.apply(grad, shape=ctx.shape, key=key),)  # repeated slices add up
+
+
+class TrilBackward0(Op):
+    """``x.tril(k)``: the lower triangle of the last two dims (zeros above diagonal ``k``)."""
+
+    @staticmethod
+    def forward(ctx, a, diagonal=0):
+        ctx.diagonal = diagonal
+        return np.tril(a._data, diagonal)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad.tril(ctx.diagonal),)
+
+
+class TriuBackward0(Op):
+    """``x.triu(k)``: the upper triangle (zeros below diagonal ``k``)."""
+
+    @staticmethod
+    def forward(ctx, a, diagonal=0):
+        ctx.diagonal = diagonal
+        return np.triu(a._data, diagonal)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad.triu(ctx.diagonal),)
+
+
+class MaskedFillBackward0(Op):
+    """``x.masked_fill(mask, number)``: ``number`` where ``mask`` holds; no gradient flows there."""
+
+    @staticmethod
+    def forward(ctx, a, mask, value):
+        ctx.mask = mask
+        return np.where(mask, np.asarray(value, dtype=a._data.dtype), a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (_keep_where(Tensor._make(~ctx.mask), grad),)
+
+
+class MaskedFillBackward1(Op):
+    """``x.masked_fill(mask, value)`` with a 0-d tensor ``value``: it gets the gradient of every filled place."""
+
+    @staticmethod
+    def forward(ctx, a, value, mask):
+        ctx.mask = mask
+        return np.where(mask, value._data.astype(a._data.dtype), a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        mask = Tensor._make(ctx.mask)
+        zero = Tensor._make(np.zeros((), grad._data.dtype))
+        grad_a = where(mask, zero, grad) if ctx.needs_input_grad[0] else None
+        grad_value = where(mask, grad, zero).sum() if ctx.needs_input_grad[1] else None
+        return grad_a, grad_value
+
+
+class ClampMinBackward0(Op):
+    """``x.clamp_min(number)``: the gradient passes where ``x >= min``."""
+
+    @staticmethod
+    def forward(ctx, a, min):
+        ctx.save_for_backward(a)
+        ctx.min = min
+        return np.maximum(a._data, np.asarray(min, dtype=a._data.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (_keep_where(a >= ctx.min, grad),)
+
+
+class ClampMaxBackward0(Op):
+    """``x.clamp_max(number)``: the gradient passes where ``x <= max``."""
+
+    @staticmethod
+    def forward(ctx, a, max):
+        ctx.save_for_backward(a)
+        ctx.max = max
+        return np.minimum(a._data, np.asarray(max, dtype=a._data.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (_keep_where(a <= ctx.max, grad),)
+
+
+class LogsumexpBackward0(Op):
+    """``log(sum(exp(x)))`` along dims, computed as ``m + log(sum(exp(x - m)))`` (no overflow)."""
+
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim=False):
+        ctx.save_for_backward(a)
+        dims = _dims(dim, a._data.ndim)
+        ctx.shape, ctx.dims, ctx.keepdim = a._data.shape, dims, keepdim
+        x = a._data
+        with _quietly():
+            m = np.max(x, axis=dims, keepdims=True) if x.size else np.zeros([1] * x.ndim, x.dtype)
+            m = np.where(np.isinf(m), np.zeros((), x.dtype), m)  # all -inf (or +inf): no shift
+            out = float32_math.log(float32_math.exp(x - m).sum(axis=dims, keepdims=True)) + m
+        return out if keepdim else out.squeeze(axis=dims) if x.ndim else out.reshape(())
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        result = _expand_reduced(ctx.result, ctx.shape, ctx.dims, ctx.keepdim)
+        return (_expand_reduced(grad, ctx.shape, ctx.dims, ctx.keepdim) * (a - result).exp(),)
+
+
+class SortBackward0(Op):
+    """``x.sort(dim)``'s values; the gradient goes back to where each value came from."""
+
+    @staticmethod
+    def forward(ctx, a, dim, indices):
+        ctx.shape, ctx.dim, ctx.indices = a._data.shape, dim, indices
+        return np.take_along_axis(a._data, indices, dim) if a._data.ndim else a._data.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        if not ctx.shape:
+            return (grad,)
+        return (ScatterBackward0.apply(grad, shape=ctx.shape, dim=ctx.dim, index=ctx.indices),)
