@@ -27,6 +27,17 @@ SETTINGS = {
     "adam_betas_eps": ("Adam", dict(lr=0.1, betas=(0.5, 0.9), eps=1e-6)),
     "adam_weight_decay": ("Adam", dict(lr=0.01, weight_decay=0.1)),
     "adam_amsgrad": ("Adam", dict(lr=0.01, amsgrad=True)),
+    "adamw": ("AdamW", dict(lr=0.01)),
+    "adamw_weight_decay_amsgrad": ("AdamW", dict(lr=0.05, weight_decay=0.3, amsgrad=True, betas=(0.8, 0.99))),
+    "adamw_maximize": ("AdamW", dict(lr=0.01, maximize=True)),
+    "adagrad": ("Adagrad", dict(lr=0.1)),
+    "adagrad_decay_accumulator": ("Adagrad", dict(lr=0.1, lr_decay=0.05, weight_decay=0.1, initial_accumulator_value=0.2,
+                                                  eps=1e-6)),
+    "rmsprop": ("RMSprop", dict(lr=0.01)),
+    "rmsprop_centered_momentum": ("RMSprop", dict(lr=0.01, alpha=0.9, momentum=0.8, centered=True, weight_decay=0.05)),
+    "rmsprop_momentum_maximize": ("RMSprop", dict(lr=0.02, momentum=0.5, maximize=True)),
+    "adadelta": ("Adadelta", dict()),
+    "adadelta_rho_weight_decay": ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-4, weight_decay=0.1)),
 }
 
 
@@ -66,7 +77,9 @@ def test_float32_sgd_steps_are_torchs_bit_for_bit():
 
 def test_optimizers_print_as_torchs():
     same(lambda m: [repr(m.optim.SGD([m.ones(1, requires_grad=True)], lr=0.1, momentum=0.9)),
-                    repr(m.optim.Adam([m.ones(1, requires_grad=True)]))])
+                    repr(m.optim.Adam([m.ones(1, requires_grad=True)]))] +
+         [repr(getattr(m.optim, name)([m.ones(1, requires_grad=True)])) for name in ("AdamW", "Adagrad", "RMSprop",
+                                                                                     "Adadelta")])
 
 
 def test_zero_grad_sets_grad_to_none_or_zero():
@@ -100,12 +113,15 @@ def test_optimizer_state_is_kept_and_printed_as_pytorch_keeps_it():
     def program(m):
         w = m.nn.Parameter(m.tensor([1.0, -2.0]))
         adam, sgd = m.optim.Adam([w], lr=0.1), m.optim.SGD([w], lr=0.1, momentum=0.9)
+        others = [m.optim.Adagrad([w]), m.optim.RMSprop([w], centered=True, momentum=0.5), m.optim.Adadelta([w])]
+        made = repr(others[0].state[w])  # Adagrad makes its state with the optimizer
         for _ in range(3):
-            for opt in (adam, sgd):
+            for opt in (adam, sgd, *others):
                 opt.zero_grad()
                 (w * w).sum().backward()
                 opt.step()
-        return repr(adam.state[w]), repr(sgd.state[w]), repr(adam.state_dict()["state"]), w
+        return (repr(adam.state[w]), repr(sgd.state[w]), repr(adam.state_dict()["state"]), w, made,
+                [repr(opt.state[w]) for opt in others])
 
     same(program)
 
@@ -115,6 +131,10 @@ def test_optimizer_state_is_kept_and_printed_as_pytorch_keeps_it():
     lambda m, p: m.optim.SGD(p, lr=0.1, nesterov=True), lambda m, p: m.optim.Adam(p, betas=(1.0, 0.9)),
     lambda m, p: m.optim.Adam(p, eps=-1), lambda m, p: m.optim.SGD([], lr=0.1),
     lambda m, p: m.optim.SGD(p[0], lr=0.1), lambda m, p: m.optim.SGD([p[0] * 2], lr=0.1),
+    lambda m, p: m.optim.AdamW(p, lr=-1), lambda m, p: m.optim.Adagrad(p, lr_decay=-1),
+    lambda m, p: m.optim.Adagrad(p, initial_accumulator_value=-1), lambda m, p: m.optim.RMSprop(p, alpha=-1),
+    lambda m, p: m.optim.RMSprop(p, momentum=-0.5), lambda m, p: m.optim.Adadelta(p, rho=1.5),
+    lambda m, p: m.optim.Adadelta(p, weight_decay=-1),
 ])
 def test_bad_settings_raise_torchs_errors(make):
     same(lambda m: make(m, [m.ones(2, requires_grad=True)]))

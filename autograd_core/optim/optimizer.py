@@ -12,6 +12,7 @@ An optimizer holds the list ``[w, b]`` (in ``param_groups``, with the settings s
 """
 from __future__ import annotations
 
+from .. import grad_mode
 from ..tensor import Tensor
 
 # A setting the caller must give (PyTorch's ``required``): SGD has no default learning rate.
@@ -65,6 +66,21 @@ class Optimizer:
 
     def step(self, closure=None):
         raise NotImplementedError
+
+    @staticmethod
+    def _loss_of(closure):
+        """What ``step(closure)`` returns: the loss the closure computes again (with grad on), or None."""
+        if closure is None:
+            return None
+        with grad_mode.enable_grad():
+            return closure()
+
+    def _gradients(self, group):
+        """``(p, grad, state)`` for each parameter of ``group`` that has a gradient (negated with
+        ``maximize``); ``state`` is the parameter's own dict in ``self.state``, made on first use."""
+        for p in group["params"]:
+            if p.grad is not None:
+                yield p, (-p.grad if group.get("maximize") else p.grad), self.state.setdefault(p, {})
 
     def state_dict(self):
         ids = {}
