@@ -73,3 +73,60 @@ def batches_loader(**kwargs):
 def test_generator_api_is_torchs():
     same(lambda m: (m.Generator().manual_seed(5).initial_seed(), str(type(m.Generator())),
                     sorted(m.randperm(4, generator=m.Generator().manual_seed(0)).tolist())))
+
+
+def sampled(m, make, epochs=2):
+    m.manual_seed(3)
+    sampler = make(m, m.utils.data.TensorDataset(m.arange(10)))
+    return len(sampler), [list(sampler) for _ in range(epochs)], m.randn(2)  # (and the generator's state after)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m, ds: m.utils.data.SequentialSampler(ds),
+    lambda m, ds: m.utils.data.RandomSampler(ds),
+    lambda m, ds: m.utils.data.RandomSampler(ds, num_samples=23),
+    lambda m, ds: m.utils.data.RandomSampler(ds, num_samples=4),
+    lambda m, ds: m.utils.data.RandomSampler(ds, replacement=True),
+    lambda m, ds: m.utils.data.RandomSampler(ds, replacement=True, num_samples=70),
+    lambda m, ds: m.utils.data.RandomSampler(ds, generator=m.Generator().manual_seed(5)),
+    lambda m, ds: m.utils.data.BatchSampler(m.utils.data.SequentialSampler(ds), 3, False),
+    lambda m, ds: m.utils.data.BatchSampler(m.utils.data.RandomSampler(ds), 4, True),
+    lambda m, ds: m.utils.data.BatchSampler(range(7), 2, drop_last=False),
+])
+def test_samplers_give_torchs_indices(make):
+    same(lambda m: sampled(m, make))
+
+
+def test_a_loader_takes_a_sampler_or_a_batch_sampler_as_torchs_does():
+    def program(m):
+        m.manual_seed(1)
+        ds = m.utils.data.TensorDataset(m.arange(10.0), m.arange(10))
+        loaders = [m.utils.data.DataLoader(ds, batch_size=3, sampler=m.utils.data.RandomSampler(ds, replacement=True)),
+                   m.utils.data.DataLoader(ds, batch_sampler=m.utils.data.BatchSampler(range(10), 4, False)),
+                   m.utils.data.DataLoader(ds, batch_size=None, sampler=[3, 1]),
+                   m.utils.data.DataLoader(ds, batch_size=None)]
+        return [(len(loader), [b for b in loader]) for loader in loaders], [type(x.sampler).__name__ for x in loaders]
+    same(program)
+
+
+def test_a_loader_of_numpy_examples_stacks_them_as_torchs_does():
+    class Arrays:
+        def __getitem__(self, i):
+            return np.full(3, i, dtype=np.float32), np.float64(i) / 2, i
+
+        def __len__(self):
+            return 4
+    same(lambda m: [b for b in m.utils.data.DataLoader(Arrays(), batch_size=3)])
+
+
+@pytest.mark.parametrize("make", [
+    lambda m, ds: m.utils.data.RandomSampler(ds, num_samples=0),
+    lambda m, ds: m.utils.data.RandomSampler(ds, replacement=1),
+    lambda m, ds: m.utils.data.BatchSampler(range(3), 0, False),
+    lambda m, ds: m.utils.data.BatchSampler(range(3), 2, None),
+    lambda m, ds: m.utils.data.DataLoader(ds, sampler=range(3), shuffle=True),
+    lambda m, ds: m.utils.data.DataLoader(ds, batch_sampler=[[0]], batch_size=2),
+    lambda m, ds: m.utils.data.DataLoader(ds, batch_size=None, drop_last=True),
+])
+def test_bad_sampler_settings_raise_torchs_errors(make):
+    same(lambda m: make(m, m.utils.data.TensorDataset(m.arange(3))))

@@ -9,13 +9,15 @@ the indices, then take them ``batch_size`` at a time.
 """
 from __future__ import annotations
 
-import math
+import itertools
 import numbers
 
-from ..creation import empty, tensor
+import numpy as np
+
+from ..creation import as_tensor, empty, tensor
 from ..dtypes import float64, int64
 from ..functional import stack
-from ..random import randperm
+from ..random import randint, randperm
 from ..random_generator import Generator
 from ..tensor import Tensor
 from .. import beyond as _beyond
@@ -43,17 +45,91 @@ class TensorDataset(Dataset):
         return self.tensors[0].shape[0]
 
 
-def random_order(n, num_samples, generator=None):
-    """``num_samples`` indices of ``n`` examples: whole shuffles of all ``n``, then part of one more
-    (PyTorch's RandomSampler; it draws that last shuffle even when no part of it is needed).
-    Without a generator it seeds one of its own from the default generator, as PyTorch does."""
-    if generator is None:
-        seed = int(empty((), dtype=int64).random_().item())
-        generator = Generator()
-        generator.manual_seed(seed)
-    for _ in range(num_samples // n):
-        yield from randperm(n, generator=generator).tolist()
-    yield from randperm(n, generator=generator).tolist()[:num_samples % n]
+class Sampler:
+    """Something to iterate over that gives the indices of a dataset's examples, in some order."""
+
+    def __iter__(self):
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    """``0, 1, ..., len(data_source) - 1``: the examples in order."""
+
+    def __init__(self, data_source):
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+def _own_generator():
+    """A generator seeded from the default one (its seed drawn as PyTorch draws it)."""
+    seed = int(empty((), dtype=int64).random_().item())
+    generator = Generator()
+    generator.manual_seed(seed)
+    return generator
+
+
+class RandomSampler(Sampler):
+    """The examples in a random order, PyTorch's for the same seed: ``num_samples`` indices (all of
+    them by default), as whole shuffles (``randperm``) and part of one more; with ``replacement``,
+    drawn independently (``randint``, 32 at a time). Without a ``generator`` each ``iter()`` seeds one
+    of its own from the default generator, as PyTorch does."""
+
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+        self.data_source, self.replacement, self._num_samples, self.generator = \
+            data_source, replacement, num_samples, generator
+        if not isinstance(replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={replacement}")
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={self.num_samples}")
+
+    @property
+    def num_samples(self):
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self):
+        n = len(self.data_source)
+        generator = _own_generator() if self.generator is None else self.generator
+        if self.replacement:
+            for _ in range(self.num_samples // 32):
+                yield from randint(0, n, (32,), generator=generator).tolist()
+            yield from randint(0, n, (self.num_samples % 32,), generator=generator).tolist()
+        else:  # (the last shuffle is drawn even when none of it is needed, as PyTorch does)
+            for _ in range(self.num_samples // n):
+                yield from randperm(n, generator=generator).tolist()
+            yield from randperm(n, generator=generator).tolist()[:self.num_samples % n]
+
+    def __len__(self):
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """Lists of ``batch_size`` indices from ``sampler`` (the last one shorter, or dropped with ``drop_last``)."""
+
+    def __init__(self, sampler, batch_size, drop_last):
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
+
+    def __iter__(self):
+        indices = iter(self.sampler)  # taken one at a time: a shuffle is drawn only when it is needed
+        batch = list(itertools.islice(indices, self.batch_size))
+        while batch:
+            if len(batch) < self.batch_size and self.drop_last:
+                return
+            yield batch
+            batch = list(itertools.islice(indices, self.batch_size))
+
+    def __len__(self):
+        if self.drop_last:
+            return len(self.sampler) // self.batch_size
+        return (len(self.sampler) + self.batch_size - 1) // self.batch_size
 
 
 def default_collate(batch):
@@ -61,6 +137,12 @@ def default_collate(batch):
     first = batch[0]
     if isinstance(first, Tensor):
         return stack(batch, 0)
+    if isinstance(first, np.ndarray) and first.dtype.kind not in "OSU":  # arrays: as tensors, stacked
+        return stack([as_tensor(b) for b in batch], 0)
+    if isinstance(first, (np.number, np.bool_)):
+        return as_tensor(np.array(batch))
+    if isinstance(first, str):
+        return batch
     if isinstance(first, float):  # Python floats are double precision: so is their batch (as in PyTorch)
         return tensor(batch, dtype=float64)
     if isinstance(first, numbers.Number):
@@ -74,22 +156,48 @@ def default_collate(batch):
     return batch
 
 
+def default_convert(data):
+    """What an unbatched loader (``batch_size=None``) hands out: NumPy arrays made tensors, the rest as it is."""
+    if isinstance(data, np.ndarray) and data.dtype.kind not in "OSU":
+        return as_tensor(data)
+    if isinstance(data, tuple) and hasattr(data, "_fields"):  # a named tuple keeps its type
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, (tuple, list)):  # (a tuple becomes a list, as in PyTorch)
+        return [default_convert(d) for d in data]
+    if isinstance(data, dict):
+        return {key: default_convert(value) for key, value in data.items()}
+    return data
+
+
 class DataLoader:
     """Minibatches of ``dataset``: ``batch_size`` examples at a time, in order or shuffled anew
-    each epoch (with ``generator`` for a repeatable order); ``drop_last`` drops a short last batch."""
+    each epoch (with ``generator`` for a repeatable order); ``drop_last`` drops a short last batch.
+    The order comes from a ``sampler`` (``SequentialSampler``, or ``RandomSampler`` with
+    ``shuffle=True``) grouped by a ``BatchSampler``, as in PyTorch; either may be given instead."""
 
-    def __init__(self, dataset, batch_size=1, shuffle=False, sampler=None, batch_sampler=None, num_workers=0,
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
                  generator=None, **kwargs):
         if batch_size is not None and (not isinstance(batch_size, numbers.Integral) or batch_size <= 0):
             raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
-        self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, shuffle, drop_last
-        self.collate_fn = default_collate if collate_fn is None else collate_fn
-        self.generator = generator
-
-    def _order(self):
-        n = len(self.dataset)
-        return random_order(n, n, self.generator) if self.shuffle else range(n)
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
+                                 "drop_last")
+            batch_size, drop_last = None, False
+        elif batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with drop_last")
+        if sampler is None:
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        self.dataset, self.batch_size, self.drop_last, self.generator = dataset, batch_size, drop_last, generator
+        self.sampler, self.batch_sampler, self.num_workers = sampler, batch_sampler, num_workers
+        if collate_fn is None:
+            collate_fn = default_collate if batch_sampler is not None else default_convert
+        self.collate_fn = collate_fn
 
     def __iter__(self):
         # PyTorch's loader draws a seed for its worker processes at every iter(), workers or not
@@ -97,17 +205,14 @@ class DataLoader:
         return self._batches()
 
     def _batches(self):
-        batch = []
-        for i in self._order():  # taken one at a time: a shuffle is drawn only when it is needed
-            batch.append(i)
-            if len(batch) == self.batch_size:
-                yield self.collate_fn([self.dataset[j] for j in batch])
-                batch = []
-        if batch and not self.drop_last:
+        if self.batch_sampler is None:  # no batching: one example at a time
+            for i in self.sampler:
+                yield self.collate_fn(self.dataset[i])
+            return
+        for batch in self.batch_sampler:
             yield self.collate_fn([self.dataset[j] for j in batch])
 
     def __len__(self):
-        n = len(self.dataset)
-        return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
+        return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)
 
 __getattr__ = _beyond.module_getattr("torch.utils.data")  # what PyTorch has here and the engine has not: its error
