@@ -3,13 +3,14 @@
     parameter.py   Parameter: a leaf that requires grad, found by the module it is assigned to;
                    UninitializedParameter: one whose shape a lazy module learns from its first input
     module.py      Module: parameters(), zero_grad(), train()/eval(), state_dict(), printing
-    container.py   Sequential
-    layers.py      Linear, LazyLinear, ReLU, Sigmoid, Tanh, Softmax, Flatten, Identity
+    container.py   Sequential, ModuleList, ModuleDict
+    layers.py      Linear, LazyLinear, ReLU, LeakyReLU, Sigmoid, Tanh, Softmax, Flatten, Identity
     conv.py        Conv2d, Conv1d, LazyConv2d, F.conv2d, F.conv1d, F.unfold/F.fold (im2col: a convolution as a matrix product)
     pooling.py     MaxPool2d, AvgPool2d, AdaptiveAvgPool2d and their functions
     dropout.py     Dropout, F.dropout (PyTorch's masks)
     embedding.py   Embedding, F.embedding (a table of vectors looked up by index)
     batchnorm.py   BatchNorm1d, BatchNorm2d, F.batch_norm
+    layer_norm.py  LayerNorm, F.layer_norm
     lazy.py        LazyModuleMixin: a module that takes its parameters' shapes from its first input
     loss.py        MSELoss, CrossEntropyLoss, BCEWithLogitsLoss, ...
     functional.py  the same as functions: F.linear, F.mse_loss, F.cross_entropy, ...
@@ -19,11 +20,12 @@
 """
 from . import functional, init
 from .batchnorm import BatchNorm1d, BatchNorm2d
-from .container import Sequential
+from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, LazyConv2d
 from .dropout import Dropout
 from .embedding import Embedding
-from .layers import Flatten, Identity, LazyLinear, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .layer_norm import LayerNorm
+from .layers import Flatten, Identity, LazyLinear, LeakyReLU, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module
 from .parallel import DataParallel

@@ -16,6 +16,7 @@ from .conv import conv1d, conv2d, fold, unfold  # noqa: F401  (F.conv2d, ...: th
 from .batchnorm import batch_norm  # noqa: F401
 from .dropout import dropout  # noqa: F401
 from .embedding import embedding  # noqa: F401
+from .layer_norm import layer_norm  # noqa: F401
 from .pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401
 from .. import beyond as _beyond
 
@@ -36,6 +37,12 @@ def linear(input, weight, bias=None):
     if bias is None:
         return input.mm(weight.t())
     return ops.AddmmBackward0.apply(bias, input, weight.t())
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """``input`` where it is positive, ``negative_slope * input`` elsewhere."""
+    out = ops.LeakyReluBackward0.apply(input, negative_slope=negative_slope)
+    return input.copy_(out) if inplace else out
 
 
 def softmax(input, dim=None, dtype=None):

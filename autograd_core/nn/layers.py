@@ -142,3 +142,17 @@ class Identity(Module):
 
     def forward(self, input):
         return input
+
+
+class LeakyReLU(Module):
+    """``x`` where ``x > 0``, ``negative_slope * x`` elsewhere."""
+
+    def __init__(self, negative_slope=1e-2, inplace=False):
+        super().__init__()
+        self.negative_slope, self.inplace = negative_slope, inplace
+
+    def forward(self, input):
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
+
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")

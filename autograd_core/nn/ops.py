@@ -130,3 +130,20 @@ class BinaryCrossEntropyBackward0(Op):
         g = _reduced_grad(grad, input._data.shape, ctx.reduction)
         eps = 1e-12  # PyTorch's guard against dividing by zero at p = 0 or 1
         return ((input - target) / ((1 - input) * input).clamp(min=eps) * g, None)
+
+
+class LeakyReluBackward0(Op):
+    """``x`` where ``x > 0``, ``negative_slope * x`` elsewhere."""
+
+    @staticmethod
+    def forward(ctx, input, negative_slope):
+        ctx.save_for_backward(input)
+        ctx.negative_slope = negative_slope
+        x = input._data
+        return np.where(x > 0, x, x * np.asarray(negative_slope, x.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        slope = Tensor._make(np.asarray(ctx.negative_slope, grad._data.dtype))
+        return (grad * (input > 0) + grad * slope * (input <= 0),)
