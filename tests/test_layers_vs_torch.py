@@ -403,3 +403,52 @@ def test_batch_norm_second_derivatives_match_torch():
 ])
 def test_batch_norm_errors_and_edge_cases_match_torch(call):
     same(call)
+
+
+# -- transposed convolution ---------------------------------------------------------------------
+
+TRANSPOSED = [
+    dict(), dict(stride=2), dict(stride=2, padding=1, output_padding=1), dict(padding=(1, 0), stride=(2, 3)),
+    dict(dilation=2, stride=2, output_padding=1), dict(groups=2), dict(groups=2, stride=3, bias=False),
+]
+
+
+@pytest.mark.parametrize("options", TRANSPOSED, ids=str)
+def test_transposed_convolution_values_gradients_and_second_derivatives(options):
+    def program(m):
+        options_ = dict(options)
+        groups = options_.get("groups", 1)
+        x, w = leaf(m, IMAGES), leaf(m, FILTERS.transpose(1, 0, 2, 3)[:4, :6 // groups])  # (in 4, out/groups, 3, 3)
+        b = None if options_.pop("bias", True) is False else leaf(m, BIAS)
+        y = m.nn.functional.conv_transpose2d(x, w, b, **options_)
+        gx, gw = m.autograd.grad((y * y.sin()).sum(), (x, w), create_graph=True)
+        (gx.pow(2).sum() + (gw * gw.cos()).sum()).backward()
+        return y, gx.detach(), gw.detach(), x.grad, w.grad, None if b is None else b.grad
+
+    same(program)
+
+
+def test_conv_transpose2d_layer_starts_prints_and_learns_as_pytorchs():
+    def program(m):
+        m.manual_seed(0)
+        layers = [m.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1),
+                  m.nn.ConvTranspose2d(4, 6, (3, 2), groups=2, bias=False, dilation=2)]
+        layers = [layer.double() for layer in layers]  # (float64: printed to the last digit alike)
+        x = m.randn(2, 4, 5, 5, dtype=m.float64)
+        ys = [layer(x) for layer in layers] + [layers[0](x, output_size=[9, 9]), layers[1](x[0])]
+        sum(y.sum() for y in ys).backward()
+        return ys, [repr(layer) for layer in layers], [p.grad for layer in layers for p in layer.parameters()], \
+            [list(layer.state_dict()) for layer in layers]
+    same(program)
+    draws_alike(lambda m: [p.detach() for p in m.nn.ConvTranspose2d(3, 8, 4, groups=1).parameters()])
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: m.nn.functional.conv_transpose2d(m.ones(1, 4, 5, 5), m.ones(4, 3, 3, 3), stride=2, output_padding=2),
+    lambda m: m.nn.functional.conv_transpose2d(m.ones(1, 4, 5, 5), m.ones(3, 3, 3, 3)),
+    lambda m: m.nn.functional.conv_transpose2d(m.ones(4, 5), m.ones(4, 3, 3, 3)),
+    lambda m: m.nn.functional.conv_transpose2d(m.ones(1, 4, 5, 5), m.ones(4, 3, 3, 3), m.ones(4)),
+    lambda m: m.nn.ConvTranspose2d(4, 3, 3, padding_mode="reflect"),
+])
+def test_conv_transpose2d_errors_are_pytorchs(program):
+    same(program)

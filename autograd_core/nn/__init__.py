@@ -5,7 +5,8 @@
     module.py      Module: parameters(), zero_grad(), train()/eval(), state_dict(), printing
     container.py   Sequential, ModuleList, ModuleDict
     layers.py      Linear, LazyLinear, ReLU, LeakyReLU, Sigmoid, Tanh, Softmax, Flatten, Identity
-    conv.py        Conv2d, Conv1d, LazyConv2d, F.conv2d, F.conv1d, F.unfold/F.fold (im2col: a convolution as a matrix product)
+    conv.py        Conv2d, Conv1d, LazyConv2d, ConvTranspose2d, F.conv2d, F.conv1d, F.conv_transpose2d,
+                   F.unfold/F.fold (im2col: a convolution as a matrix product)
     pooling.py     MaxPool2d, AvgPool2d, AdaptiveAvgPool2d and their functions
     dropout.py     Dropout, F.dropout (PyTorch's masks)
     embedding.py   Embedding, F.embedding (a table of vectors looked up by index)
@@ -21,7 +22,7 @@
 from . import functional, init
 from .batchnorm import BatchNorm1d, BatchNorm2d
 from .container import ModuleDict, ModuleList, Sequential
-from .conv import Conv1d, Conv2d, LazyConv2d
+from .conv import Conv1d, Conv2d, ConvTranspose2d, LazyConv2d
 from .dropout import Dropout
 from .embedding import Embedding
 from .layer_norm import LayerNorm

@@ -133,13 +133,23 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 class ConvolutionBackward0(Op):
     """``conv2d(input, weight, bias)``: im2col, then one matrix product per group. ``conv1d``'s
-    signals (N, C, L) are computed as images of height 1 (its geometry comes in 2-d form)."""
+    signals (N, C, L) are computed as images of height 1 (its geometry comes in 2-d form).
+
+    ``conv_transpose2d`` is the same node with ``transposed``: its output is what the input's
+    gradient of a ``conv2d`` with the same weight would be (``input_gradient``, here with the given
+    input in the place of the output's gradient), so the two share their code and are each other's
+    backward: the gradient of a transposed convolution's input is a ``conv2d``."""
 
     @staticmethod
-    def forward(ctx, input, weight, bias, stride, pads, dilation, groups):
+    def forward(ctx, input, weight, bias, stride, pads, dilation, groups, transposed=False, out_hw=None):
         ctx.save_for_backward(input, weight)
         ctx.geometry = (stride, pads, dilation, groups)
+        ctx.transposed = transposed
         x, w, b = input._data, weight._data, None if bias is None else bias._data
+        if transposed:
+            with grad_mode.no_grad():
+                out = input_gradient(input, weight, out_hw, stride, pads, dilation, groups)._data
+            return out if b is None else out + b.reshape(-1, 1, 1)
         if x.ndim == 3:  # conv1d
             return np.ascontiguousarray(_convolve(x[:, :, None, :], w[:, :, None, :], b, stride, pads, dilation,
                                                   groups)[:, :, 0, :])
@@ -148,6 +158,8 @@ class ConvolutionBackward0(Op):
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
+        if ctx.transposed:
+            return ConvolutionBackward0._backward_transposed(ctx, input, weight, grad)
         if input.ndim == 3:  # conv1d: the 2-d formula on height 1, and back to signals
             grad_input, grad_weight, grad_bias = ConvolutionBackward0._backward(
                 ctx, input.unsqueeze(2), weight.unsqueeze(2), grad.unsqueeze(2))
@@ -159,25 +171,57 @@ class ConvolutionBackward0(Op):
     def _backward(ctx, input, weight, grad):
         stride, pads, dilation, groups = ctx.geometry
         need_input, need_weight, need_bias = ctx.needs_input_grad
-        n, c, h, w = input.shape
-        o, cg, kh, kw = weight.shape
-        ho, wo = grad.shape[-2:]
-        k = cg * kh * kw
-        # the output's gradient as (G, O/G, N*L): one matrix per group
-        g = grad.reshape(n, groups, o // groups, ho * wo).permute(1, 2, 0, 3).reshape(groups, o // groups, n * ho * wo)
         grad_input = grad_weight = grad_bias = None
         if need_input:
-            cols = weight.reshape(groups, o // groups, k).transpose(1, 2) @ g  # (G, k, N*L)
-            cols = cols.reshape(groups, k, n, ho * wo).permute(2, 0, 1, 3).reshape(n, c * kh * kw, ho * wo)
-            grad_input = Col2ImBackward0.apply(cols, in_hw=(h, w), kernel=(kh, kw), dilation=dilation, pads=pads,
-                                               stride=stride)
+            grad_input = input_gradient(grad, weight, tuple(input.shape[-2:]), stride, pads, dilation, groups)
         if need_weight:
-            cols = Im2ColBackward0.apply(input, kernel=(kh, kw), dilation=dilation, pads=pads, stride=stride)
-            cols = cols.reshape(n, groups, k, ho * wo).permute(1, 0, 3, 2).reshape(groups, n * ho * wo, k)
-            grad_weight = (g @ cols).reshape(o, cg, kh, kw)
+            grad_weight = weight_gradient(input, grad, tuple(weight.shape[-2:]), stride, pads, dilation, groups)
         if need_bias:
             grad_bias = grad.sum((0, 2, 3))
         return grad_input, grad_weight, grad_bias
+
+    @staticmethod
+    def _backward_transposed(ctx, input, weight, grad):
+        """The output was ``input_gradient(input, weight)``: its input's gradient is a convolution of
+        ``grad``, its weight's the weight gradient of that convolution (``grad`` as its input)."""
+        stride, pads, dilation, groups = ctx.geometry
+        need_input, need_weight, need_bias = ctx.needs_input_grad
+        grad_input = grad_weight = grad_bias = None
+        if need_input:
+            grad_input = ConvolutionBackward0.apply(grad, weight, None, stride=stride, pads=pads, dilation=dilation,
+                                                    groups=groups)
+        if need_weight:
+            grad_weight = weight_gradient(grad, input, tuple(weight.shape[-2:]), stride, pads, dilation, groups)
+        if need_bias:
+            grad_bias = grad.sum((0, 2, 3))
+        return grad_input, grad_weight, grad_bias
+
+
+def _per_group(grad, groups):
+    """A convolution's output (gradient) (N, O, Ho, Wo) as (G, O/G, N*Ho*Wo): one matrix per group."""
+    n, o, ho, wo = grad.shape
+    return grad.reshape(n, groups, o // groups, ho * wo).permute(1, 2, 0, 3).reshape(groups, o // groups, n * ho * wo)
+
+
+def input_gradient(grad, weight, in_hw, stride, pads, dilation, groups):
+    """The gradient of a convolution's input (N, C, H, W), ``in_hw`` = (H, W), from its output's
+    ``grad`` (N, O, Ho, Wo): each group's weights transposed times the gradient, then col2im."""
+    n, ho, wo = grad.shape[0], grad.shape[2], grad.shape[3]
+    o, cg, kh, kw = weight.shape
+    k = cg * kh * kw
+    cols = weight.reshape(groups, o // groups, k).transpose(1, 2) @ _per_group(grad, groups)  # (G, k, N*L)
+    cols = cols.reshape(groups, k, n, ho * wo).permute(2, 0, 1, 3).reshape(n, groups * k, ho * wo)
+    return Col2ImBackward0.apply(cols, in_hw=in_hw, kernel=(kh, kw), dilation=dilation, pads=pads, stride=stride)
+
+
+def weight_gradient(input, grad, kernel, stride, pads, dilation, groups):
+    """The gradient of a convolution's weight (O, C/G, kh, kw) from its ``input`` and its output's ``grad``."""
+    n, c = input.shape[:2]
+    o, ho, wo = grad.shape[1], grad.shape[2], grad.shape[3]
+    k = c // groups * kernel[0] * kernel[1]
+    cols = Im2ColBackward0.apply(input, kernel=kernel, dilation=dilation, pads=pads, stride=stride)
+    cols = cols.reshape(n, groups, k, ho * wo).permute(1, 0, 3, 2).reshape(groups, n * ho * wo, k)
+    return (_per_group(grad, groups) @ cols).reshape(o, c // groups, *kernel)
 
 
 def _convolve(x, w, b, stride, pads, dilation, groups):
@@ -289,6 +333,43 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                                       dilation=(1, *dilation), groups=groups)
 
 
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The transposed convolution of a batch (N, C, H, W), or one image, with ``weight`` (C, O/groups, kh, kw):
+    each input pixel spreads the kernel, times itself, over the output; it is the gradient of ``conv2d``'s
+    input, computed by the same code. Output size: ``(H - 1) * stride - 2 * padding + dilation * (kh - 1)
+    + output_padding + 1``."""
+    stride, padding, dilation, output_padding = _pair(stride), _pair(padding), _pair(dilation), _pair(output_padding)
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input of "
+                           f"size: {_sizes(input.shape)}")
+    if input.ndim == 3:
+        return conv_transpose2d(input.unsqueeze(0), weight, bias, stride, padding, output_padding, groups,
+                                dilation).squeeze(0)
+    _check_positive(stride, padding, dilation)
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got "
+                           f"output_padding_height: {output_padding[0]} output_padding_width: {output_padding[1]} "
+                           f"stride_height: {stride[0]} stride_width: {stride[1]} dilation_height: {dilation[0]} "
+                           f"dilation_width: {dilation[1]}")
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype.legacy_name[:-6]} but found "
+                           f"{weight.dtype.legacy_name[:-6]}")
+    if weight.shape[0] != input.shape[1]:
+        raise RuntimeError(f"Given transposed=1, weight of size {_sizes(weight.shape)}, expected input"
+                           f"{_sizes(input.shape)} to have {weight.shape[0]} channels, but got {input.shape[1]} "
+                           "channels instead")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[1] * groups):
+        raise RuntimeError(f"Given transposed=1, weight of size {_sizes(weight.shape)}, expected bias to be "
+                           f"1-dimensional with {weight.shape[1] * groups} elements, but got bias of size "
+                           f"{_sizes(bias.shape)} instead")
+    out_hw = tuple((input.shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (weight.shape[2 + i] - 1)
+                   + output_padding[i] + 1 for i in range(2))
+    return ConvolutionBackward0.apply(input, weight, bias, stride=stride, pads=_four(padding), dilation=dilation,
+                                      groups=groups, transposed=True, out_hw=out_hw)
+
+
 class _ConvNd(Module):
     """What Conv1d and Conv2d share: ``out_channels`` filters of ``in_channels/groups x kernel_size``.
 
@@ -325,12 +406,15 @@ class _ConvNd(Module):
         self.padding = padding if isinstance(padding, str) else self._tuple(padding)
         self.dilation, self.groups, self.padding_mode = self._tuple(dilation), groups, padding_mode
         self.transposed, self.output_padding = False, self._tuple(0)
-        self.weight = Parameter(creation.empty(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype))
+        self.weight = Parameter(creation.empty(*self._weight_shape(in_channels, out_channels, groups), dtype=dtype))
         if bias:
             self.bias = Parameter(creation.empty(out_channels, dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
+
+    def _weight_shape(self, in_channels, out_channels, groups):
+        return (out_channels, in_channels // groups, *self.kernel_size)
 
     def reset_parameters(self):
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
@@ -348,6 +432,8 @@ class _ConvNd(Module):
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
         if self.padding != self._tuple(0):
             s += f", padding={self.padding}"
+        if self.output_padding != self._tuple(0):
+            s += f", output_padding={self.output_padding}"
         if self.dilation != self._tuple(1):
             s += f", dilation={self.dilation}"
         if self.groups != 1:
@@ -408,3 +494,32 @@ class LazyConv2d(LazyModuleMixin, Conv2d):
                 if self.bias is not None:
                     self.bias.materialize((self.out_channels,))
                 self.reset_parameters()
+
+
+class ConvTranspose2d(_ConvNd):
+    """A 2-d transposed convolution layer (an upsampling one): ``nn.ConvTranspose2d(16, 8, 4, stride=2,
+    padding=1)`` doubles the height and width. Its weight is (in_channels, out_channels/groups, kh, kw),
+    drawn as PyTorch draws it."""
+
+    _tuple = staticmethod(_pair)
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
+                         device, dtype)
+        self.transposed, self.output_padding = True, _pair(output_padding)
+
+    def _weight_shape(self, in_channels, out_channels, groups):
+        return (in_channels, out_channels // groups, *self.kernel_size)
+
+    def forward(self, input, output_size=None):
+        output_padding = self.output_padding
+        if output_size is not None:  # the output_padding that gives this size
+            wanted = list(output_size)[-2:]
+            output_padding = tuple(
+                wanted[i] - ((input.shape[-2 + i] - 1) * self.stride[i] - 2 * self.padding[i]
+                             + self.dilation[i] * (self.kernel_size[i] - 1) + 1) for i in range(2))
+        return conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
+                                self.dilation)

@@ -12,7 +12,7 @@ import numpy as np
 from .. import functional as _engine
 from ..tensor import Tensor, _wrap_dim
 from . import ops
-from .conv import conv1d, conv2d, fold, unfold  # noqa: F401  (F.conv2d, ...: the op families live in their own files)
+from .conv import conv1d, conv2d, conv_transpose2d, fold, unfold  # noqa: F401  (F.conv2d, ...: the op families live in their own files)
 from .batchnorm import batch_norm  # noqa: F401
 from .dropout import dropout  # noqa: F401
 from .embedding import embedding  # noqa: F401
