@@ -1118,3 +1118,7 @@ class SortBackward0(Op):
         if not ctx.shape:
             return (grad,)
         return (ScatterBackward0.apply(grad, shape=ctx.shape, dim=ctx.dim, index=ctx.indices),)
+
+
+class TransposeBackward1(TransposeBackward0):
+    """``x.transpose_(0, 1)``'s node: a recurrent layer's batch-first output is its output so transposed."""

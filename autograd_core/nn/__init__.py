@@ -12,6 +12,7 @@
     embedding.py   Embedding, F.embedding (a table of vectors looked up by index)
     batchnorm.py   BatchNorm1d, BatchNorm2d, F.batch_norm
     layer_norm.py  LayerNorm, F.layer_norm
+    recurrent.py   RNN, GRU, LSTM (PyTorch's parameter names and starting values)
     lazy.py        LazyModuleMixin: a module that takes its parameters' shapes from its first input
     loss.py        MSELoss, CrossEntropyLoss, BCEWithLogitsLoss, ...
     functional.py  the same as functions: F.linear, F.mse_loss, F.cross_entropy, ...
@@ -32,6 +33,7 @@ from .module import Module
 from .parallel import DataParallel
 from .parameter import Parameter, UninitializedParameter
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .recurrent import GRU, LSTM, RNN, RNNBase
 from .. import beyond as _beyond
 
 __getattr__ = _beyond.module_getattr("torch.nn")  # what PyTorch has here and the engine has not: its error
