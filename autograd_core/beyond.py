@@ -27,8 +27,8 @@ NAMESPACES = {  # the namespace as a script names it -> how PyTorch's AttributeE
     "torch.backends": "module 'torch.backends'", "torch.utils": "module 'torch.utils'",
     "torch.utils.data": "module 'torch.utils.data'", "Tensor": "'Tensor' object",
 }
-COVERS = ("the engine covers CPU tensors, autograd, torch.nn's common layers and losses, torch.optim's SGD and "
-          "Adam, torch.utils.data (see docs/engine.md, 'Running PyTorch scripts')")
+COVERS = ("the engine covers CPU tensors, autograd, torch.nn's common layers and losses, torch.optim's common "
+          "optimizers and schedulers, torch.utils.data (see docs/engine.md, 'Running PyTorch scripts')")
 _names = {}
 
 

@@ -1,4 +1,4 @@
-"""Every step of optim.SGD and optim.Adam against PyTorch's, from the same parameters and gradients.
+"""Every step of the optimizers (SGD, Adam, AdamW, Adagrad, RMSprop, Adadelta) against PyTorch's, from the same parameters and gradients.
 
 The gradients are set by hand (the same numbers for both), so what is compared is the update
 alone. float64 steps agree to 1e-12; float32 steps to float32 rounding (PyTorch fuses some
