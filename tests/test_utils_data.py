@@ -130,3 +130,46 @@ def test_a_loader_of_numpy_examples_stacks_them_as_torchs_does():
 ])
 def test_bad_sampler_settings_raise_torchs_errors(make):
     same(lambda m: make(m, m.utils.data.TensorDataset(m.arange(3))))
+
+
+def test_a_dataset_drawing_random_numbers_draws_those_of_torchs_worker_processes():
+    """With num_workers, PyTorch loads each batch in a worker process whose torch, random and NumPy
+    generators are its own (seeded from the loader's seed and the worker's id); the engine loads in
+    its one process with each batch's worker generators in place, and the process's own untouched."""
+    import random
+
+    def program(m):
+        class Noisy(m.utils.data.Dataset):
+            def __len__(self):
+                return 10
+
+            def __getitem__(self, i):
+                return m.rand(2) + i, random.random(), float(np.random.rand())  # noqa: NPY002 (the global generator a worker seeds)
+
+        def init(worker_id):
+            m.manual_seed(m.initial_seed() + 100)
+
+        m.manual_seed(0)
+        random.seed(0)
+        np.random.seed(0)  # noqa: NPY002
+        seen = []
+        for kwargs in (dict(batch_size=3, num_workers=2), dict(batch_size=3, num_workers=2, shuffle=True),
+                       dict(batch_size=4, num_workers=2, worker_init_fn=init), dict(batch_size=None, num_workers=2),
+                       dict(batch_size=3, num_workers=1)):
+            loader = m.utils.data.DataLoader(Noisy(), **kwargs)
+            seen.append([b for _ in range(2) for b in loader])
+            seen.append((m.rand(1), random.random(), float(np.random.rand())))  # noqa: NPY002 (the process's own, after)
+        return seen
+
+    same(program)
+
+
+def test_the_numpy_seed_of_a_worker_is_torchs():
+    from torch.utils.data._utils.worker import _generate_state
+
+    from autograd_core.utils.data import _numpy_seed_of_worker
+
+    rng = np.random.default_rng(0)
+    for base_seed in [0, 1, 2**63 - 1, *rng.integers(0, 2**63 - 1, 50, dtype=np.int64).tolist()]:
+        for worker_id in range(4):
+            assert _numpy_seed_of_worker(base_seed, worker_id) == _generate_state(base_seed, worker_id)

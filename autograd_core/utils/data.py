@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import numbers
+import random as python_random
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from ..creation import as_tensor, empty, tensor
 from ..dtypes import float64, int64
 from ..functional import stack
 from ..random import randint, randperm
+from ..random_generator import default_generator
 from ..random_generator import Generator
 from ..tensor import Tensor
 from .. import beyond as _beyond
@@ -169,11 +171,79 @@ def default_convert(data):
     return data
 
 
+def _numpy_seed_of_worker(base_seed, worker_id):
+    """The four 32-bit words PyTorch seeds a loader process's NumPy generator with (its
+    ``_generate_state``: a SeedSequence-style hash of the worker's id and the loader's seed)."""
+    mask = 0xFFFFFFFF
+    hash_const_a, hash_const_b = [0x43B0D7E5], [0x8B51F9DD]
+
+    def hash_a(value):
+        value = (value ^ hash_const_a[0]) & mask
+        hash_const_a[0] = (hash_const_a[0] * 0x931E8875) & mask
+        value = (value * hash_const_a[0]) & mask
+        return (value ^ (value >> 16)) & mask
+
+    def mix(x, y):
+        result = (((0xCA01F9DD * x) & mask) - ((0x4973F715 * y) & mask)) & mask
+        return (result ^ (result >> 16)) & mask
+
+    pool = [hash_a(v) for v in (worker_id, base_seed & mask, base_seed >> 32, 0)]
+    for i_src in range(4):
+        for i_dst in range(4):
+            if i_src != i_dst:
+                pool[i_dst] = mix(pool[i_dst], hash_a(pool[i_src]))
+    state = []
+    for value in pool:
+        value = (value ^ hash_const_b[0]) & mask
+        hash_const_b[0] = (hash_const_b[0] * 0x58F38DED) & mask
+        value = (value * hash_const_b[0]) & mask
+        state.append((value ^ (value >> 16)) & mask)
+    return state
+
+
+class _WorkerRandomness:
+    """The random numbers of one of PyTorch's loader processes, here in the one process.
+
+    With ``num_workers=n`` PyTorch loads batch ``k`` in worker ``k % n``, a process whose ``torch``,
+    ``random`` and NumPy generators are seeded from the loader's seed and the worker's id; a dataset
+    that draws random numbers (an augmentation, a random crop) draws them there, not from the main
+    process's generators. The engine loads every batch in its one process: each batch is loaded with
+    its worker's three generators put in place of the process's own, and the process's own put back
+    after, so the dataset draws PyTorch's numbers and the training's own numbers are not disturbed."""
+
+    def __init__(self, base_seed, worker_id, init_fn):
+        self.base_seed, self.worker_id, self.init_fn, self.states = base_seed, worker_id, init_fn, None
+
+    def _swap(self, states):
+        mine = (default_generator.get_state(), python_random.getstate(), np.random.get_state())  # noqa: NPY002
+        default_generator.set_state(states[0])
+        python_random.setstate(states[1])
+        np.random.set_state(states[2])  # noqa: NPY002
+        return mine
+
+    def __enter__(self):
+        if self.states is None:  # the worker starts: seeded as PyTorch seeds it, then its init function
+            self.main = (default_generator.get_state(), python_random.getstate(), np.random.get_state())  # noqa: NPY002
+            seed = self.base_seed + self.worker_id
+            python_random.seed(seed)
+            default_generator.manual_seed(seed)
+            np.random.seed(_numpy_seed_of_worker(self.base_seed, self.worker_id))  # noqa: NPY002
+            if self.init_fn is not None:
+                self.init_fn(self.worker_id)
+        else:
+            self.main = self._swap(self.states)
+
+    def __exit__(self, *exc):
+        self.states = self._swap(self.main)
+
+
 class DataLoader:
     """Minibatches of ``dataset``: ``batch_size`` examples at a time, in order or shuffled anew
     each epoch (with ``generator`` for a repeatable order); ``drop_last`` drops a short last batch.
     The order comes from a ``sampler`` (``SequentialSampler``, or ``RandomSampler`` with
-    ``shuffle=True``) grouped by a ``BatchSampler``, as in PyTorch; either may be given instead."""
+    ``shuffle=True``) grouped by a ``BatchSampler``, as in PyTorch; either may be given instead.
+    ``num_workers``: loaded in this process, each batch with the random numbers its worker process
+    would have in PyTorch (``_WorkerRandomness``)."""
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
@@ -195,22 +265,31 @@ class DataLoader:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
         self.dataset, self.batch_size, self.drop_last, self.generator = dataset, batch_size, drop_last, generator
         self.sampler, self.batch_sampler, self.num_workers = sampler, batch_sampler, num_workers
+        self.worker_init_fn = worker_init_fn
         if collate_fn is None:
             collate_fn = default_collate if batch_sampler is not None else default_convert
         self.collate_fn = collate_fn
 
     def __iter__(self):
         # PyTorch's loader draws a seed for its worker processes at every iter(), workers or not
-        empty((), dtype=int64).random_(generator=self.generator)
-        return self._batches()
+        base_seed = int(empty((), dtype=int64).random_(generator=self.generator).item())
+        return self._batches(base_seed)
 
-    def _batches(self):
-        if self.batch_sampler is None:  # no batching: one example at a time
-            for i in self.sampler:
-                yield self.collate_fn(self.dataset[i])
-            return
-        for batch in self.batch_sampler:
-            yield self.collate_fn([self.dataset[j] for j in batch])
+    def _batches(self, base_seed):
+        chosen = self.sampler if self.batch_sampler is None else self.batch_sampler  # (no batching: one example)
+        workers = [_WorkerRandomness(base_seed, i, self.worker_init_fn) for i in range(self.num_workers)]
+        for k, indices in enumerate(chosen):
+            if workers:  # loaded with the random numbers of the worker PyTorch gives this batch
+                with workers[k % len(workers)]:
+                    loaded = self._load(indices)
+            else:
+                loaded = self._load(indices)
+            yield loaded
+
+    def _load(self, indices):
+        if self.batch_sampler is None:
+            return self.collate_fn(self.dataset[indices])
+        return self.collate_fn([self.dataset[j] for j in indices])
 
     def __len__(self):
         return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)
