@@ -1126,7 +1126,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
 
 
 @public()
-def histogram(input, bins, *, range=None, weight=None, density=False):
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
     """Counts of ``input``'s elements in ``bins`` equal bins from its smallest to its largest element
     (or over ``range``), or in the bins between the edges of a tensor ``bins``; the last bin holds
     its right edge. ``density=True``: counts divided by their total and the bins' widths."""
