@@ -137,6 +137,8 @@ def setitem(self, key, value):
     """``x[key] = value``: a write into x's memory, recorded as ``CopySlices`` when needed."""
     key = index_key(key)
     _check_index(self, key if type(key) is tuple else (key,))
+    if isinstance(value, Tensor) and value._data.ndim and value._data.shape[0] == 1:
+        value = _without_leading_ones(value)
     recording = grad_mode._State.enabled and (self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
     if not recording:
         self._data[key] = value._data if isinstance(value, Tensor) else value
@@ -144,3 +146,11 @@ def setitem(self, key, value):
         return
     value = value if isinstance(value, Tensor) else Tensor._make(np.asarray(value, dtype=self._data.dtype))
     inplace.write(self, lambda t: ops.CopySlices.apply(t, value, key=key), value)
+
+
+def _without_leading_ones(value):
+    """The value of ``x[key] = value`` without its leading dims of size 1, as PyTorch takes it
+    (``x[2] = model(row)`` writes a (1, 1) result into one element)."""
+    shape = value._data.shape
+    first = next((i for i, n in enumerate(shape) if n != 1), len(shape))
+    return value.reshape(shape[first:])

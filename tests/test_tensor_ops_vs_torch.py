@@ -162,3 +162,18 @@ def test_in_place_masking_is_torchs():
         plain.masked_fill_(m.eye(3) == 1, 0)
         return y, z, w, x.grad, plain, plain._version
     same(program)
+
+
+def test_a_written_value_loses_its_leading_ones_as_in_torch():
+    # d2l-en's sequence page: multistep_preds[i] = model(row), a (1, 1) result into one element
+    def program(m):
+        x = m.zeros(5)
+        x[2] = m.ones(1, 1) * 3
+        x[0:2] = m.ones(1, 1, 2)
+        w = m.tensor([[2.0]], requires_grad=True)
+        y = m.zeros(4)
+        y[1] = w * 5
+        y[2:] = m.ones(1, 2) * w
+        y.sum().backward()
+        return x, y.detach(), w.grad
+    same(program)
