@@ -19,6 +19,7 @@ import numpy as np
 
 from . import _speed, dtypes, ops, torch_warnings
 from .broadcast import check_broadcast
+from .creation import linspace
 from .numpy_names import accepts_numpy_names
 from .out_arg import accepts_out
 from .tensor import Tensor, _type_name, _wrap_dim
@@ -1130,8 +1131,6 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
     """Counts of ``input``'s elements in ``bins`` equal bins from its smallest to its largest element
     (or over ``range``), or in the bins between the edges of a tensor ``bins``; the last bin holds
     its right edge. ``density=True``: counts divided by their total and the bins' widths."""
-    from .creation import linspace
-
     if input._data.dtype.kind != "f":
         raise NotImplementedError(f"\"histogramdd\" not implemented for '{input.dtype.legacy_name[:-6]}'")
     data = input._data.reshape(-1)
