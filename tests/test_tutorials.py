@@ -1,6 +1,6 @@
-"""PyTorch's autograd tutorials and blitz, d2l's chapters 2-5 (both editions), micrograd's tests,
-Justin Johnson's examples, and makemore parts 1-2, run unchanged with
-the kit's engine in torch's place, print what PyTorch 2.13 printed.
+"""PyTorch's autograd tutorials and blitz, d2l's chapters 2-5 (both editions) and the first pages of its
+attention chapter, micrograd's tests, Justin Johnson's examples, makemore parts 1-3 and 5, and the GPT
+lecture's code, run unchanged with the kit's engine in torch's place, print what PyTorch 2.13 printed.
 
 The code of each page is in ``tutorials/extracts/`` (verbatim; where it comes from, and every
 line dropped and why, in ``tutorials/sources.toml``); ``NAME.out`` is what PyTorch printed for it.
@@ -17,6 +17,10 @@ from tutorials.record import run
 HERE = Path(__file__).parent / "tutorials"
 ENTRIES = tomllib.loads((HERE / "sources.toml").read_text(encoding="utf-8"))
 SOURCES = {name: entry for name, entry in ENTRIES.items() if "output" not in entry}  # (not: library parts)
+# An entry with slow = true (a training of a minute or more) runs in its own fixture, marked slow
+# (`make test` runs it; `-m "not slow"` leaves it out).
+QUICK_ONES = sorted(name for name, entry in SOURCES.items() if not entry.get("slow"))
+SLOW_ONES = sorted(name for name, entry in SOURCES.items() if entry.get("slow"))
 NUMBER = re.compile(r"-?\d+\.\d*(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
 
 
@@ -59,24 +63,50 @@ def test_every_extract_has_a_source_and_a_recording():
 
 @pytest.fixture(scope="module")
 def printed_by_engine():
-    return run("engine", sorted(SOURCES))
+    return run("engine", QUICK_ONES)
 
 
 @pytest.fixture(scope="module")
 def printed_by_torch():
     pytest.importorskip("torch")
-    return run("torch", sorted(SOURCES))
+    return run("torch", QUICK_ONES)
 
 
-@pytest.mark.parametrize("name", sorted(SOURCES))
-def test_extract_prints_what_pytorch_printed(name, printed_by_engine):
+@pytest.fixture(scope="module")
+def slow_ones_printed_by_engine():
+    return run("engine", SLOW_ONES)
+
+
+@pytest.fixture(scope="module")
+def slow_ones_printed_by_torch():
+    pytest.importorskip("torch")
+    return run("torch", SLOW_ONES)
+
+
+def assert_as_recorded(name, printed):
     recorded = (HERE / "extracts" / f"{name}.out").read_text(encoding="utf-8")
-    assert_prints_alike(printed_by_engine[name], recorded, SOURCES[name])
+    assert_prints_alike(printed[name], recorded, SOURCES[name])
 
 
-@pytest.mark.parametrize("name", sorted(SOURCES))
+@pytest.mark.parametrize("name", QUICK_ONES)
+def test_extract_prints_what_pytorch_printed(name, printed_by_engine):
+    assert_as_recorded(name, printed_by_engine)
+
+
+@pytest.mark.parametrize("name", QUICK_ONES)
 def test_recording_is_what_pytorch_prints_today(name, printed_by_torch):
     # An entry with a tolerance sums in an order that PyTorch itself changes with the CPU's kernels
     # (its reason is beside it): today's PyTorch is held to that tolerance too, the rest exactly.
-    recorded = (HERE / "extracts" / f"{name}.out").read_text(encoding="utf-8")
-    assert_prints_alike(printed_by_torch[name], recorded, SOURCES[name])
+    assert_as_recorded(name, printed_by_torch)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SLOW_ONES)
+def test_long_extract_prints_what_pytorch_printed(name, slow_ones_printed_by_engine):
+    assert_as_recorded(name, slow_ones_printed_by_engine)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SLOW_ONES)
+def test_long_recording_is_what_pytorch_prints_today(name, slow_ones_printed_by_torch):
+    assert_as_recorded(name, slow_ones_printed_by_torch)

@@ -6,7 +6,8 @@ Takes the code of the page (for d2l's Markdown: the cells of the PyTorch tab, ea
 a ``# %%`` line, as d2lbook builds the PyTorch notebook; for PyTorch's Sphinx pages: the
 ``.. code-block:: python`` blocks; for a notebook: its code cells; for a library: the line ranges listed), drops the
 lines listed under ``drop`` (each must be found, exactly), changes the lines listed under ``replace``
-(each must be found, exactly; the reason is beside it in ``sources.toml``), and writes ``extracts/NAME.py``.
+(each must be found, exactly, ``times`` times if given, else once; the reason is beside it in
+``sources.toml``), and writes ``extracts/NAME.py``.
 """
 from __future__ import annotations
 
@@ -114,9 +115,10 @@ def extract(name, source_file):
             del lines[matches[0]]
     for change in entry.get("replace", []):  # a line changed, not dropped: a training run shortened
         matches = [i for i, line in enumerate(lines) if line.rstrip("\n") == change["line"]]
-        if len(matches) != 1:
+        if len(matches) != change.get("times", 1):
             raise SystemExit(f"{name}: line to replace found {len(matches)} times: {change['line']!r}")
-        lines[matches[0]] = change["with"] + "\n"
+        for i in matches:
+            lines[i] = change["with"] + "\n"
     output = HERE / entry.get("output", f"extracts/{name}.py")
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text("".join(lines), encoding="utf-8")

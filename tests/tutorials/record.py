@@ -33,12 +33,23 @@ def _extract(name):
 
 def make_data_files(folder):
     """The files the extracts read, made here instead of downloaded: ``names.txt`` for makemore
-    (3,000 names of 2 to 8 letters, every letter of a-z used, drawn by a generator with a fixed seed)."""
+    (3,000 names of 2 to 8 letters, every letter of a-z used, drawn by a generator with a fixed seed);
+    ``input.txt`` for the GPT lecture in place of tiny Shakespeare (20,000 characters of lines of
+    made-up words, capitals and punctuation, from a fixed seed)."""
     rng = random.Random(0)
     vowels = "aeiouy"
     names = ["".join(rng.choice(vowels) if k % 2 else rng.choice(string.ascii_lowercase) for k in range(rng.randint(2, 8)))
              for _ in range(3000)]
     (Path(folder) / "names.txt").write_text("\n".join(names) + "\n", encoding="utf-8")
+    words = ["".join(rng.choice(vowels) if k % 2 else rng.choice(string.ascii_lowercase) for k in range(rng.randint(1, 7)))
+             for _ in range(400)]
+    lines = []
+    while sum(len(line) + 1 for line in lines) < 20_000:
+        line = " ".join(rng.choice(words) for _ in range(rng.randint(3, 9)))
+        lines.append(line[0].upper() + line[1:] + rng.choice(".,;:!?"))
+        if rng.random() < 0.2:
+            lines.append("")
+    (Path(folder) / "input.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def run(engine, names):
