@@ -1069,7 +1069,8 @@ def masked_fill(input, mask, value):
 def clamp_min(input, min):
     """``max(input, min)`` elementwise (``clamp(input, min=min)``, with PyTorch's own node)."""
     if isinstance(min, Tensor):
-        return maximum(input, min)
+        a, b = _coerce(input, min)
+        return ops.ClampMinBackward1.apply(a, b)
     if input._data.dtype.kind != "f" and isinstance(min, builtins.float):
         input = _to_float(input)
     return ops.ClampMinBackward0.apply(input, min=min)
@@ -1079,7 +1080,8 @@ def clamp_min(input, min):
 def clamp_max(input, max):
     """``min(input, max)`` elementwise."""
     if isinstance(max, Tensor):
-        return minimum(input, max)
+        a, b = _coerce(input, max)
+        return ops.ClampMaxBackward1.apply(a, b)
     if input._data.dtype.kind != "f" and isinstance(max, builtins.float):
         input = _to_float(input)
     return ops.ClampMaxBackward0.apply(input, max=max)

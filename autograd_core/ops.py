@@ -1122,3 +1122,33 @@ class SortBackward0(Op):
 
 class TransposeBackward1(TransposeBackward0):
     """``x.transpose_(0, 1)``'s node: a recurrent layer's batch-first output is its output so transposed."""
+
+
+class ClampMinBackward1(Op):
+    """``x.clamp_min(t)`` with a tensor ``t``: ``x`` where ``x >= t`` (its gradient too), else ``t``."""
+
+    @staticmethod
+    def forward(ctx, a, bound):
+        ctx.save_for_backward(a, bound)
+        return np.maximum(a._data, bound._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, bound = ctx.saved_tensors
+        keep = a >= bound
+        return _keep_where(keep, grad), (_keep_where(~keep, grad) if ctx.needs_input_grad[1] else None)
+
+
+class ClampMaxBackward1(Op):
+    """``x.clamp_max(t)`` with a tensor ``t``: ``x`` where ``x <= t`` (its gradient too), else ``t``."""
+
+    @staticmethod
+    def forward(ctx, a, bound):
+        ctx.save_for_backward(a, bound)
+        return np.minimum(a._data, bound._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, bound = ctx.saved_tensors
+        keep = a <= bound
+        return _keep_where(keep, grad), (_keep_where(~keep, grad) if ctx.needs_input_grad[1] else None)

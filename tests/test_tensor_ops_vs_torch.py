@@ -47,6 +47,9 @@ CASES = {
     "masked_fill_0d_tensor": lambda m, x: m.masked_fill(x, x < 0, m.tensor(2.0)),
     "clamp_min": lambda m, x: x.clamp_min(0.1),
     "clamp_max": lambda m, x: m.clamp_max(x, -0.2),
+    "clamp_min_tensor": lambda m, x: x.clamp_min(x.detach() * 0.5 + 0.1),
+    "clamp_min_tensor_ties": lambda m, x: x.clamp_min(m.where(x > 0, x, m.zeros(()) - 0.5).detach()),
+    "clamp_max_tensor_row": lambda m, x: m.clamp_max(x, m.tensor([0.0, 0.5, -0.5, 1.0], dtype=x.dtype)),
     "logsumexp": lambda m, x: x.logsumexp(1),
     "logsumexp_keepdim": lambda m, x: m.logsumexp(x, 0, keepdim=True),
     "logsumexp_dims": lambda m, x: m.logsumexp(x, (0, 1)),
@@ -176,4 +179,15 @@ def test_a_written_value_loses_its_leading_ones_as_in_torch():
         y[2:] = m.ones(1, 2) * w
         y.sum().backward()
         return x, y.detach(), w.grad
+    same(program)
+
+
+def test_clamping_by_a_tensor_that_requires_grad_is_torchs():
+    def program(m):
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        low = m.tensor([2.0, 2.0, 2.0], requires_grad=True)
+        high = m.tensor(2.0, requires_grad=True)
+        y = x.clamp_min(low) + m.clamp_max(x, high)
+        y.sum().backward()
+        return y, x.grad, low.grad, high.grad
     same(program)
