@@ -39,6 +39,7 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
        random_generator.py  torch.Generator: PyTorch's Mersenne Twister and its state bytes
        random_kernels.py  how PyTorch's kernels make uniform, normal, integer numbers of its words
        cuda.py        no GPU here: torch.cuda.is_available() is False
+       multiprocessing.py  torch.multiprocessing: Python's multiprocessing (tensors pickle as NumPy arrays)
        backends/      torch.backends.mps.is_available(), torch.backends.cudnn: not here either
     1  tensor.py      the Tensor: data, requires_grad, grad, grad_fn, conversions
        beyond.py      torch.fft, x.stft: "NotImplementedError: ... is beyond autograd_core" for what
@@ -89,6 +90,7 @@ from .tensor import Tensor
 from .threads import get_num_threads, set_num_threads
 from .update_ops import addcdiv, addcmul, lerp
 from . import nn, optim, sampling, utils  # (they build on everything above)
+from . import multiprocessing  # torch.multiprocessing, which PyTorch imports with torch
 
 __version__ = "0.1.0"
 

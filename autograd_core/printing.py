@@ -143,11 +143,12 @@ def _torch_dtype_name(array_dtype) -> str:
         raise TypeError(f"cannot print tensors of dtype {dtype}") from None
 
 
-def dtype_suffix(array_dtype: "np.dtype") -> "str | None":
+def dtype_suffix(array_dtype: "np.dtype", default_float=_DEFAULT_FLOAT) -> "str | None":
     """'dtype=torch.float64' etc. when PyTorch would print one for a non-empty
-    tensor, else None (float32 - the default -, int64 and bool print none)."""
+    tensor, else None (float32 - the default -, int64 and bool print none; ``default_float``: the
+    default dtype, ``torch.set_default_dtype``'s, prints none, and float32 does when it is not it)."""
     name = _torch_dtype_name(array_dtype)
-    if np.dtype(array_dtype) in _IMPLICIT_DTYPES:
+    if np.dtype(array_dtype) in (np.dtype(default_float), *_IMPLICIT_DTYPES[1:]):
         return None
     return "dtype=" + name
 
@@ -330,7 +331,7 @@ def _add_suffixes(text: str, suffixes: Iterable[str], indent: int) -> str:
     return "".join(parts)
 
 
-def format_tensor(array: "np.ndarray", suffixes: "list[str]" = ()) -> str:
+def format_tensor(array: "np.ndarray", suffixes: "list[str]" = (), default_float=_DEFAULT_FLOAT) -> str:
     """'tensor(...)' text for a NumPy array, with suffixes like 'requires_grad=True',
     'grad_fn=<MulBackward0>', 'dtype=torch.float64' placed as PyTorch places them
     (line wrapping at linewidth 80).
@@ -350,13 +351,13 @@ def format_tensor(array: "np.ndarray", suffixes: "list[str]" = ()) -> str:
         # shape unless it is (0,), the dtype unless it is the default float32.
         if array.ndim != 1:
             own.append("size=" + str(tuple(array.shape)))
-        if array.dtype != _DEFAULT_FLOAT:
+        if array.dtype != np.dtype(default_float):
             own.append("dtype=" + _torch_dtype_name(array.dtype))
         body = "[]"
     else:
         if not PRINT_OPTS.edgeitems:
             own.append("size=" + str(tuple(array.shape)))  # '[...]' hides it
-        dtype_text = dtype_suffix(array.dtype)
+        dtype_text = dtype_suffix(array.dtype, default_float)
         if dtype_text is not None:
             own.append(dtype_text)
         summarize = array.size > PRINT_OPTS.threshold

@@ -138,7 +138,7 @@ class Tensor(metaclass=ShownAs):
             suffixes.append(f"grad_fn=<{type(self._grad_fn).__name__}>")
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
-        text = printing.format_tensor(self._data, suffixes)
+        text = printing.format_tensor(self._data, suffixes, dtypes.get_default_dtype().numpy)
         return "Parameter containing:\n" + text if self._is_parameter else text
 
     __str__ = __repr__

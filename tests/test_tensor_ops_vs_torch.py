@@ -191,3 +191,14 @@ def test_clamping_by_a_tensor_that_requires_grad_is_torchs():
         y.sum().backward()
         return y, x.grad, low.grad, high.grad
     same(program)
+
+
+def test_the_default_dtype_prints_no_dtype_and_float32_then_does():
+    def program(m):
+        m.set_default_dtype(m.float64)
+        try:
+            return [repr(t) for t in (m.ones(2), m.ones(2, dtype=m.float32), m.tensor([]), m.tensor([], dtype=m.float32),
+                                      m.ones(2, dtype=m.float16), m.arange(3), m.tensor(0.5, requires_grad=True) * 2)]
+        finally:
+            m.set_default_dtype(m.float32)
+    same(program)

@@ -173,3 +173,15 @@ def test_the_numpy_seed_of_a_worker_is_torchs():
     for base_seed in [0, 1, 2**63 - 1, *rng.integers(0, 2**63 - 1, 50, dtype=np.int64).tolist()]:
         for worker_id in range(4):
             assert _numpy_seed_of_worker(base_seed, worker_id) == _generate_state(base_seed, worker_id)
+
+
+def test_torch_multiprocessing_is_pythons_and_carries_tensors():
+    # fastai's foundations notebook maps a dataset's __getitem__ over batches of indices in a pool
+    import multiprocessing
+
+    assert autograd_core.multiprocessing.Pool is multiprocessing.Pool
+    ds = autograd_core.utils.data.TensorDataset(autograd_core.arange(12.0).reshape(6, 2), autograd_core.arange(6))
+    with autograd_core.multiprocessing.get_context("fork").Pool(2) as pool:
+        got = pool.map(ds.__getitem__, [[0, 1], [4, 5]])
+    assert [x.tolist() for x, _ in got] == [[[0.0, 1.0], [2.0, 3.0]], [[8.0, 9.0], [10.0, 11.0]]]
+    assert [y.tolist() for _, y in got] == [[0, 1], [4, 5]]

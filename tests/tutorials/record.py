@@ -5,7 +5,9 @@ check that the recordings still match what PyTorch prints, so a stale one fails.
 """
 from __future__ import annotations
 
+import gzip
 import json
+import pickle
 import random
 import string
 import subprocess
@@ -35,7 +37,7 @@ def make_data_files(folder):
     """The files the extracts read, made here instead of downloaded: ``names.txt`` for makemore
     (3,000 names of 2 to 8 letters, every letter of a-z used, drawn by a generator with a fixed seed);
     ``input.txt`` for the GPT lecture in place of tiny Shakespeare (20,000 characters of lines of
-    made-up words, capitals and punctuation, from a fixed seed)."""
+    made-up words, capitals and punctuation, from a fixed seed); ``data/mnist.pkl.gz`` (below)."""
     rng = random.Random(0)
     vowels = "aeiouy"
     names = ["".join(rng.choice(vowels) if k % 2 else rng.choice(string.ascii_lowercase) for k in range(rng.randint(2, 8)))
@@ -50,6 +52,28 @@ def make_data_files(folder):
         if rng.random() < 0.2:
             lines.append("")
     (Path(folder) / "input.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (Path(folder) / "data").mkdir()
+    with gzip.open(Path(folder) / "data" / "mnist.pkl.gz", "wb") as f:
+        pickle.dump(_mnist_stand_in(), f)
+
+
+def _mnist_stand_in():
+    """``data/mnist.pkl.gz`` as fastai's and PyTorch's MNIST pages read it ((x, y) for training,
+    validation and test: rows of 784 float32 pixels in [0, 1], int64 labels), made small and synthetic:
+    5,000, 1,000 and 1,000 noisy copies of ten fixed random images, dark with a fifth of their pixels lit
+    as MNIST's digits are (NumPy, a fixed seed)."""
+    import numpy as np
+
+    shapes = np.random.default_rng(0)
+    templates = (shapes.uniform(0, 1, (10, 784)) < 0.2) * shapes.uniform(0.5, 1, (10, 784))  # dark, a fifth lit
+    parts = []
+    for count, seed in ((5000, 1), (1000, 2), (1000, 3)):
+        rng = np.random.default_rng(seed)
+        labels = rng.integers(0, 10, count)
+        noise = rng.normal(0, 0.3, (count, 784)) * (rng.uniform(0, 1, (count, 784)) < 0.3)
+        pixels = np.clip(templates[labels] + noise, 0, 1).astype(np.float32)
+        parts.append((pixels, labels.astype(np.int64)))
+    return tuple(parts)
 
 
 def run(engine, names):

@@ -30,6 +30,7 @@ import json
 import os
 import random
 import sys
+import types
 from pathlib import Path
 
 import numpy
@@ -122,7 +123,12 @@ def run_extract(extract):
         use_library(options["library"])
         plots_drawn_not_shown()
     path = Path(path)
-    namespace = {"__name__": "__main__", "__file__": str(path)}
+    # the cells run in a module that is __main__, as a notebook's cells run in its kernel's __main__:
+    # a class they define can be pickled (fastai's loader sends its Dataset to a process pool)
+    main = types.ModuleType("__main__")
+    main.__file__ = str(path)
+    sys.modules["__main__"] = main
+    namespace = main.__dict__
     try:
         for code in cells(path.read_text(encoding="utf-8")):
             try:
