@@ -17,8 +17,8 @@ from tutorials.record import run
 HERE = Path(__file__).parent / "tutorials"
 ENTRIES = tomllib.loads((HERE / "sources.toml").read_text(encoding="utf-8"))
 SOURCES = {name: entry for name, entry in ENTRIES.items() if "output" not in entry}  # (not: library parts)
-# An entry with slow = true (a training of a minute or more) runs in its own fixture, marked slow
-# (`make test` runs it; `-m "not slow"` leaves it out).
+# An entry with slow = true (a training of a minute or more) runs in test_tutorials_long.py, marked slow
+# (`make test` runs it, beside this module in the other worker; `-m "not slow"` leaves it out).
 QUICK_ONES = sorted(name for name, entry in SOURCES.items() if not entry.get("slow"))
 SLOW_ONES = sorted(name for name, entry in SOURCES.items() if entry.get("slow"))
 NUMBER = re.compile(r"-?\d+\.\d*(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
@@ -72,17 +72,6 @@ def printed_by_torch():
     return run("torch", QUICK_ONES)
 
 
-@pytest.fixture(scope="module")
-def slow_ones_printed_by_engine():
-    return run("engine", SLOW_ONES)
-
-
-@pytest.fixture(scope="module")
-def slow_ones_printed_by_torch():
-    pytest.importorskip("torch")
-    return run("torch", SLOW_ONES)
-
-
 def assert_as_recorded(name, printed):
     recorded = (HERE / "extracts" / f"{name}.out").read_text(encoding="utf-8")
     assert_prints_alike(printed[name], recorded, SOURCES[name])
@@ -98,15 +87,3 @@ def test_recording_is_what_pytorch_prints_today(name, printed_by_torch):
     # An entry with a tolerance sums in an order that PyTorch itself changes with the CPU's kernels
     # (its reason is beside it): today's PyTorch is held to that tolerance too, the rest exactly.
     assert_as_recorded(name, printed_by_torch)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", SLOW_ONES)
-def test_long_extract_prints_what_pytorch_printed(name, slow_ones_printed_by_engine):
-    assert_as_recorded(name, slow_ones_printed_by_engine)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", SLOW_ONES)
-def test_long_recording_is_what_pytorch_prints_today(name, slow_ones_printed_by_torch):
-    assert_as_recorded(name, slow_ones_printed_by_torch)
