@@ -127,6 +127,9 @@ def test_a_loader_of_numpy_examples_stacks_them_as_torchs_does():
     lambda m, ds: m.utils.data.DataLoader(ds, sampler=range(3), shuffle=True),
     lambda m, ds: m.utils.data.DataLoader(ds, batch_sampler=[[0]], batch_size=2),
     lambda m, ds: m.utils.data.DataLoader(ds, batch_size=None, drop_last=True),
+    lambda m, ds: m.utils.data.DataLoader(ds, num_workers=-1),
+    lambda m, ds: m.utils.data.DataLoader(ds, prefetch_factor=2),
+    lambda m, ds: m.utils.data.DataLoader(ds, persistent_workers=True),
 ])
 def test_bad_sampler_settings_raise_torchs_errors(make):
     same(lambda m: make(m, m.utils.data.TensorDataset(m.arange(3))))

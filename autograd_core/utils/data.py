@@ -248,6 +248,13 @@ class DataLoader:
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
                  generator=None, **kwargs):
+        if num_workers < 0:
+            raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.")
+        if num_workers == 0 and kwargs.get("prefetch_factor") is not None:
+            raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
+                             "to enable multiprocessing, otherwise set prefetch_factor to None.")
+        if num_workers == 0 and kwargs.get("persistent_workers"):
+            raise ValueError("persistent_workers option needs num_workers > 0")
         if batch_size is not None and (not isinstance(batch_size, numbers.Integral) or batch_size <= 0):
             raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
         if sampler is not None and shuffle:
