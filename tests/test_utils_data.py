@@ -158,7 +158,7 @@ def test_a_dataset_drawing_random_numbers_draws_those_of_torchs_worker_processes
         seen = []
         for kwargs in (dict(batch_size=3, num_workers=2), dict(batch_size=3, num_workers=2, shuffle=True),
                        dict(batch_size=4, num_workers=2, worker_init_fn=init), dict(batch_size=None, num_workers=2),
-                       dict(batch_size=3, num_workers=1)):
+                       dict(batch_size=3, num_workers=1), dict(batch_size=3, num_workers=2, persistent_workers=True)):
             loader = m.utils.data.DataLoader(Noisy(), **kwargs)
             seen.append([b for _ in range(2) for b in loader])
             seen.append((m.rand(1), random.random(), float(np.random.rand())))  # noqa: NPY002 (the process's own, after)

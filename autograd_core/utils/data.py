@@ -272,19 +272,24 @@ class DataLoader:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
         self.dataset, self.batch_size, self.drop_last, self.generator = dataset, batch_size, drop_last, generator
         self.sampler, self.batch_sampler, self.num_workers = sampler, batch_sampler, num_workers
-        self.worker_init_fn = worker_init_fn
+        self.worker_init_fn, self.persistent_workers = worker_init_fn, bool(kwargs.get("persistent_workers"))
+        self._kept_workers = None  # with persistent_workers: the workers (their random numbers) of every epoch
         if collate_fn is None:
             collate_fn = default_collate if batch_sampler is not None else default_convert
         self.collate_fn = collate_fn
 
     def __iter__(self):
+        if self._kept_workers is not None:  # persistent workers: no new seed, the same workers from worker 0 on
+            return self._batches(self._kept_workers)
         # PyTorch's loader draws a seed for its worker processes at every iter(), workers or not
         base_seed = int(empty((), dtype=int64).random_(generator=self.generator).item())
-        return self._batches(base_seed)
-
-    def _batches(self, base_seed):
-        chosen = self.sampler if self.batch_sampler is None else self.batch_sampler  # (no batching: one example)
         workers = [_WorkerRandomness(base_seed, i, self.worker_init_fn) for i in range(self.num_workers)]
+        if self.persistent_workers and workers:
+            self._kept_workers = workers
+        return self._batches(workers)
+
+    def _batches(self, workers):
+        chosen = self.sampler if self.batch_sampler is None else self.batch_sampler  # (no batching: one example)
         for k, indices in enumerate(chosen):
             if workers:  # loaded with the random numbers of the worker PyTorch gives this batch
                 with workers[k % len(workers)]:
