@@ -76,9 +76,10 @@ def _rows(shown: Shown) -> list:
 
 
 def labelled(label: str, lines: list) -> list:
-    """``label`` before the first line, the others indented under it."""
+    """``label`` before the first line, the others indented under it (no space before a full-width bracket)."""
     indent = " " * (columns(label) + 1)
-    return [f"{label} {lines[0]}"] + [indent + line for line in lines[1:]]
+    space = "" if lines[0].startswith("（") else " "
+    return [f"{label}{space}{lines[0]}"] + [indent + line for line in lines[1:]]
 
 
 def title(node, language: str = "en") -> str:

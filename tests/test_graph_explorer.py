@@ -654,8 +654,9 @@ def test_chromium_draws_a_labelled_2x2_graph_with_names_data_and_gradients(chrom
         "y · AddBackward0", f"{data} [[3, 4],", f"{pad_data}[5, 6]]", f"{grad} [[4.5, 6],", f"{pad_grad}[7.5, 9]]"]
     assert boxes["x · AccumulateGrad"]["lines"] == [
         "x · AccumulateGrad", f"{data} [[1, 2],", f"{pad_data}[3, 4]]", f"{grad} [[4.5, 6],", f"{pad_grad}[7.5, 9]]"]
-    not_kept = "(2×2, not kept)" if language == "en" else "（2×2，未保留）"  # y * y: no variable and no saved tensor holds it
-    assert boxes["MulBackward0"]["lines"][:2] == ["MulBackward0", f"{data} {not_kept}"]
+    # y * y: no variable and no saved tensor holds it
+    not_kept = "data (2×2, not kept)" if language == "en" else "值（2×2，未保留）"
+    assert boxes["MulBackward0"]["lines"][:2] == ["MulBackward0", not_kept]
     assert len(drawn) == 5
     assert_boxes_apart_and_their_lines_inside(drawn)
     from browser_support import count_colour
