@@ -44,7 +44,7 @@ MESSAGES = {
     "FAIL": {"en": "FAIL", "zh": "未通过"},
     "WRITTEN": {"en": "WRITTEN", "zh": "书面作答"},
     "answered": {"en": "answered; your instructor grades it", "zh": "已作答；由你的老师评分"},
-    "unanswered": {"en": "not answered yet: left as released, it scores 0", "zh": "尚未作答：保持发布时的样子，得 0 分"},
+    "unanswered": {"en": "not answered yet: left as released, it scores 0", "zh": "尚未作答：原样提交得 0 分"},
     "graded_by_instructor": {"en": "your instructor grades it", "zh": "由你的老师评分"},
     "no_tests": {"en": "{path}: no autograded tests found", "zh": "{path}：没有找到自动评分的测试"},
     "no_tests_written": {"en": " ({count} written answer(s), graded by your instructor)",
@@ -68,9 +68,26 @@ def notebook_language(nb) -> str:
 
 
 def say(key: str, language: str, **fields) -> str:
-    """The message ``key`` in ``language`` (English for an unknown one), its fields filled in."""
+    """The message ``key`` in ``language`` (English for an unknown one), its fields filled in.
+
+    In Chinese a space beside a field separates it from Chinese text only where the field's text
+    there is not Chinese: "应为 [1.0]", but "应为在同一个 y 上调用 2 次", never "应为 在同一个".
+    """
     texts = MESSAGES[key]
-    return texts.get(language, texts["en"]).format(**fields)
+    template = texts.get(language, texts["en"])
+    if language != "zh":
+        return template.format(**fields)
+
+    def field(match):
+        before, value, after = match.group(1), format(fields[match.group(2)]), match.group(3)
+        keep_before = before and value and not _CHINESE.match(value[0])
+        keep_after = after and value and not _CHINESE.match(value[-1])
+        return (" " if keep_before else "") + value + (" " if keep_after else "")
+    return _FIELD.sub(field, template)
+
+
+_FIELD = re.compile(r"( ?)\{(\w+)\}( ?)")
+_CHINESE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")  # characters, and punctuation such as ，（
 
 
 def hidden_count_pattern() -> re.Pattern:

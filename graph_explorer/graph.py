@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .names import merged, names_by_node
 from .saved import has_saved_tensors
-from .texts import text
+from .values import Shown, node_values, output_shapes
 
 
 @dataclass(eq=False)
@@ -18,12 +19,14 @@ class GraphNode:
 
     fn: object                 # the grad_fn object itself
     name: str                  # e.g. "MulBackward0", or "AccumulateGrad"
-    label: str                 # what the drawing shows
+    label: str                 # the node as the drawing names it ("MulBackward0 ×10" for a folded chain)
     is_leaf: bool              # an AccumulateGrad node (the end of a path)
     saves_tensors: bool        # held saved tensors when the graph was read
     depth: int = 0             # longest distance from the output (0 = the output's grad_fn)
     rank: int | None = None    # a named leaf's place in ``names``: leaves are drawn in that order
     children: list = field(default_factory=list)  # indices of next_functions, in order
+    names: tuple = ()          # the names of the tensor it produced (names.py): ("z",)
+    value: Shown | None = None  # that tensor's value, or its shape only (values.py); None: unknown
 
 
 @dataclass
@@ -45,25 +48,15 @@ def node_name(fn) -> str:
     return name.rsplit("::", 1)[-1]  # "torch::autograd::AccumulateGrad" -> "AccumulateGrad"
 
 
-def _shape_text(tensor, language) -> str:
-    return "×".join(str(s) for s in tensor.shape) or text(language, "scalar")
-
-
-def _leaf_label(fn, names, language) -> str:
-    variable = getattr(fn, "variable", None)
-    if variable is None:
-        return "AccumulateGrad"
-    for name, tensor in names.items():
-        if tensor is variable:
-            return f"AccumulateGrad\n{name} ({_shape_text(variable, language)})"
-    return f"AccumulateGrad\n({_shape_text(variable, language)})"
-
-
-def extract_graph(output, names: dict | None = None, language: str = "en") -> Graph:
+def extract_graph(output, names: dict | None = None, language: str = "en", read_values: bool = True,
+                  found: dict | None = None) -> Graph:
     """Read the graph below ``output`` (a tensor with a ``grad_fn``).
 
-    ``names`` maps display names to leaf tensors, e.g. ``{"x": x}``; ``language`` is that of
-    the leaves' labels ("scalar" or "标量" for a tensor without dimensions).
+    ``names`` maps names to tensors of the graph, e.g. ``{"x": x, "z": z}``, and orders the leaves it
+    names; ``found`` adds names without an order (``GraphExplorer`` and ``show_graph`` pass the
+    caller's variables, names.py). Each node gets the names of the tensor it produced and, unless
+    ``read_values`` is False, that tensor's value (values.py). ``language`` is kept for callers of
+    earlier versions: the words of a box are chosen when it is drawn.
 
     >>> g = extract_graph(((x + 2) * 3).sum(), names={"x": x})   # doctest: +SKIP
     >>> [n.name for n in g.nodes]                                # doctest: +SKIP
@@ -72,27 +65,21 @@ def extract_graph(output, names: dict | None = None, language: str = "en") -> Gr
     root = getattr(output, "grad_fn", None)
     if root is None:
         raise ValueError("this tensor has no grad_fn: it is a leaf or was computed without tracking")
-    names = dict(names or {})
+    ordered = list(names or {})
+    names = merged(names, found)
     nodes, edges, index = [], [], {}
 
     def add(fn) -> int:
         if id(fn) not in index:
             name = node_name(fn)
-            is_leaf = name == "AccumulateGrad"
-            label = _leaf_label(fn, names, language) if is_leaf else name
             index[id(fn)] = len(nodes)
-            node = GraphNode(fn, name, label, is_leaf, has_saved_tensors(fn))
-            variable = getattr(fn, "variable", None) if is_leaf else None
-            node.rank = next((k for k, t in enumerate(names.values()) if t is variable), None)
-            nodes.append(node)
+            nodes.append(GraphNode(fn, name, name, name == "AccumulateGrad", has_saved_tensors(fn)))
         return index[id(fn)]
 
     add(root)
     stack, seen = [root], {id(root)}
-    order = []
     while stack:  # iterative: a long chain of ops must not hit the recursion limit
         fn = stack.pop()
-        order.append(fn)
         parent = index[id(fn)]
         for position, (child, _) in enumerate(fn.next_functions):
             if child is None:
@@ -104,7 +91,23 @@ def extract_graph(output, names: dict | None = None, language: str = "en") -> Gr
                 seen.add(id(child))
                 stack.append(child)
     _assign_depths(nodes, edges)
+    _name_and_value(output, nodes, edges, index, names, ordered, read_values)
     return Graph(nodes, edges, index)
+
+
+def _name_and_value(output, nodes, edges, index, names, ordered, read_values) -> None:
+    by_node = names_by_node(nodes, index, names)
+    for i, found in by_node.items():
+        nodes[i].names = tuple(found)
+        if nodes[i].is_leaf and found[0] in ordered:
+            nodes[i].rank = ordered.index(found[0])
+    if not read_values:
+        return
+    named = {i: names[found[0]] for i, found in by_node.items()}
+    values = node_values(output, nodes, index, named)
+    shapes = output_shapes(nodes, edges)
+    for i, node in enumerate(nodes):
+        node.value = values.get(i) or (Shown(shapes[i], known=False) if i in shapes else None)
 
 
 def _assign_depths(nodes, edges) -> None:
@@ -129,4 +132,4 @@ def count_ops(output) -> int:
     """
     if getattr(output, "grad_fn", None) is None:
         return 0
-    return len(extract_graph(output).ops())
+    return len(extract_graph(output, read_values=False).ops())

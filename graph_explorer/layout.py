@@ -1,8 +1,11 @@
 """Placing the graph on a page without graphviz: layers, an order that avoids crossings, routed edges.
 
-The output's node sits at the top; every edge points down. All leaves share the bottom
-layer, where a reader expects the inputs. The steps are the classic layered drawing
-(Sugiyama's):
+The output's node sits at the top; every edge points down. The leaves share the bottom layer,
+where a reader expects the inputs (those named with ``names=`` in that order), except a leaf
+that only nodes far above use: it sits one layer below the deepest of them, next to it (as
+graphviz places micrograd's parameters), so that a graph with many parameters needs no long
+edges down to a crowded bottom row. "Far above" is more than ``NEAR_BOTTOM`` layers.
+The steps are the classic layered drawing (Sugiyama's):
 
 1. an edge that skips layers gets a waypoint on every layer it crosses, so it is routed
    *between* the boxes of those layers instead of straight through them;
@@ -19,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 BOX_GAP, WAYPOINT_GAP = 1.0, 0.4  # horizontal room between neighbours in a layer (box, waypoint)
+NEAR_BOTTOM = 1  # a leaf this many layers above the bottom or fewer is drawn at the bottom
 SWEEPS = 8
 
 
@@ -37,9 +41,10 @@ def arrange(graph) -> Arrangement:
     nodes = graph.nodes
     if not nodes:
         return Arrangement({}, [])
-    # the bottom layer: below every operation, and deep enough for every leaf
+    # the bottom layer: below every operation, and deep enough for every leaf; named leaves go there
     bottom = max([n.depth for n in nodes if n.is_leaf] + [n.depth + 1 for n in nodes if not n.is_leaf])
-    layer_of = {i: (bottom if n.is_leaf else n.depth) for i, n in enumerate(nodes)}
+    layer_of = {i: bottom if n.is_leaf and (n.rank is not None or bottom - n.depth <= NEAR_BOTTOM) else n.depth
+                for i, n in enumerate(nodes)}
 
     # 1. waypoints: ("w", edge number, layer) on every layer an edge skips
     chains = []  # per edge: the items it passes, parent and child included

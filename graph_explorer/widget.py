@@ -3,15 +3,18 @@
 Creating a ``GraphExplorer`` runs ``backward()`` once (with hooks that only
 record, see trace.py); the buttons then replay that real run one node at a
 time. ``explorer.snapshot(k)`` shows step ``k`` as a plain PNG image, which
-also survives in a rendered (non-live) notebook.
+also survives in a rendered (non-live) notebook. Pictures are shown at their
+own size (JupyterLab's "unconfined" images): a big graph scrolls rather than
+shrinking to text nobody can read.
 """
 from __future__ import annotations
 
 import base64
-import unicodedata
 
 from .draw import describe_step, format_grad, render_png
 from .graph import extract_graph
+from .labels import columns, title
+from .names import caller_tensors
 from .texts import text
 from .trace import BackwardTrace, trace_backward
 
@@ -20,22 +23,27 @@ class GraphExplorer:
     """Explore the graph behind ``output`` and replay its backward pass.
 
     >>> x = torch.ones(2, 2, requires_grad=True)             # doctest: +SKIP
-    >>> out = ((x + 2) * (x + 2) * 3).mean()                 # doctest: +SKIP
-    >>> explorer = GraphExplorer(out, names={"x": x})        # doctest: +SKIP
+    >>> y = x + 2                                            # doctest: +SKIP
+    >>> out = (y * y * 3).mean()                             # doctest: +SKIP
+    >>> explorer = GraphExplorer(out)                        # doctest: +SKIP
     >>> explorer                                             # doctest: +SKIP  (the widget)
     >>> explorer.snapshot(2)                                 # doctest: +SKIP  (a still picture)
 
-    ``language="zh"`` shows every text of the picture and the controls in Chinese.
+    Each box shows the name the calling code gave the tensor (``y``, ``out``, ``x``), its data and,
+    once backward has run the node, its gradient. ``names={"w": w}`` names tensors the code does not
+    (and orders the named leaves); ``caller_names=False`` uses only those. ``language="zh"`` shows
+    every text of the picture and the controls in Chinese.
     """
 
     def __init__(self, output, names: dict | None = None, gradient=None, retain_graph: bool = False,
-                 language: str = "en"):
+                 language: str = "en", *, caller_names: bool = True):
         text(language, "step button")  # an unknown language fails here, not at the first picture
         self.language = language
-        self.graph = extract_graph(output, names, language)
+        self.graph = extract_graph(output, names, language, found=caller_tensors() if caller_names else None)
         self.trace = trace_backward(output, gradient, retain_graph=retain_graph, graph=self.graph)
         self.position = 0
         self._widget = None
+        self._pictures = {}  # step -> PNG bytes: each step is drawn once
 
     # -- the replay, without any widget -------------------------------------------
     @property
@@ -60,15 +68,21 @@ class GraphExplorer:
             freed = self.trace.freed_at(k)
             note = "  " + text(self.language, "table freed") if s.node in freed else ""
             grad = text(self.language, "table grad")
-            label = node.label.replace(chr(10), " ")
-            lines.append(f"{k:2d}. {label}{' ' * (28 - _columns(label))} {grad} {format_grad(s.grads[0], 6)}{note}")
+            label = title(node, self.language)
+            lines.append(f"{k:2d}. {label}{' ' * (28 - columns(label))} {grad} {format_grad(s.grads[0], 6)}{note}")
         return "\n".join(lines)
 
     def snapshot(self, k: int | None = None):
         """Step ``k`` (default: the current one) as a static PNG image."""
         from IPython.display import Image
 
-        return Image(data=render_png(self.trace, self.position if k is None else k, self.language))
+        return Image(data=self._picture(self.position if k is None else k), unconfined=True)
+
+    def _picture(self, k: int) -> bytes:
+        k = max(0, min(k, len(self.steps)))
+        if k not in self._pictures:
+            self._pictures[k] = render_png(self.trace, k, self.language)
+        return self._pictures[k]
 
     # -- the widget ---------------------------------------------------------------
     def widget(self):
@@ -106,11 +120,11 @@ class GraphExplorer:
         self._reset_button.disabled = self.position == 0
         # Replace the Output's content in one assignment: no flicker, and it works
         # from button callbacks and outside a kernel alike.
-        png = base64.b64encode(render_png(self.trace, self.position, self.language)).decode("ascii")
+        png = base64.b64encode(self._picture(self.position)).decode("ascii")
         self._out.outputs = ({
             "output_type": "display_data",
             "data": {"image/png": png, "text/plain": describe_step(self.trace, self.position, self.language)},
-            "metadata": {},
+            "metadata": {"image/png": {"unconfined": True}},
         },)
 
     def _ipython_display_(self):
@@ -119,18 +133,14 @@ class GraphExplorer:
         display(self.widget())
 
 
-def _columns(label: str) -> int:
-    """How many columns ``label`` takes in a terminal or a notebook's output: a Chinese character takes two."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in label)
+def show_graph(output, names: dict | None = None, language: str = "en", *, caller_names: bool = True):
+    """A picture of the graph recorded behind ``output``, without running backward: each box with the
+    name and the data of the tensor it produced (names as for ``GraphExplorer``).
 
-
-def show_graph(output, names: dict | None = None, language: str = "en"):
-    """A picture of the graph recorded behind ``output``, without running backward.
-
-    >>> show_graph(out, names={"x": x})                      # doctest: +SKIP  (an image)
+    >>> show_graph(out)                                      # doctest: +SKIP  (an image)
     """
     from IPython.display import Image
 
     text(language, "graph caption")  # an unknown language fails here
-    trace = BackwardTrace(extract_graph(output, names, language), [], frozenset())
-    return Image(data=render_png(trace, 0, language, graph_only=True))
+    graph = extract_graph(output, names, language, found=caller_tensors() if caller_names else None)
+    return Image(data=render_png(BackwardTrace(graph, [], frozenset()), 0, language, graph_only=True), unconfined=True)

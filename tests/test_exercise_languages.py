@@ -144,7 +144,7 @@ def clipped_backward(x, w, limit):
     h.register_hook(lambda g: g.clamp(max=limit))
     (h * w).sum().backward()
     return x.grad''',
-    # left as released: the visible check gets no answer (0 of 2)
+    # left as released: the visible checks get no answer (0 of 1, twice)
     "evaluate": '''\
 def evaluate(model, x):
     raise NotImplementedError()''',
@@ -166,13 +166,13 @@ def test_kitgrade_check_grades_a_chinese_notebook_in_chinese(tmp_path):
     by_test = {line.split()[1]: line for line in text.splitlines() if line.split()[:1] in (["通过"], ["未通过"])}
     assert status == 1, text
     assert sorted(name for name, line in by_test.items() if line.startswith("未通过")) == \
-        ["test_clipped_backward", "test_evaluate", "test_hypot"], text
+        ["test_clipped_backward", "test_evaluate", "test_evaluate_leaves_the_model", "test_hypot"], text
     assert re.search(r"test_hypot +0/2 +AssertionError: x\.grad：应为 \[0\.6 *, 0\.89442719\]，实际得到 \[ 0\.8 *, "
                      r"-1\.78885438\]（最大偏差 2\.68；允许：rtol=1e-06，atol=1e-09），"
                      r"输入：x=\[3\.0, 1\.0\], y=\[4\.0, -2\.0\], G=\[1\.0, 2\.0\]$", by_test["test_hypot"]), text
     assert re.search(r"test_clipped_backward +0/1 +AssertionError: 3 项隐藏检查中通过了 [0-2] 项$",
                      by_test["test_clipped_backward"]), text
-    assert by_test["test_evaluate"].endswith("0/2  StudentCodeError: 代码抛出了异常（笔记本报告的内容）：NotImplementedError"), text
+    assert by_test["test_evaluate"].endswith("0/1  StudentCodeError: 代码抛出了异常（笔记本报告的内容）：NotImplementedError"), text
     assert text.splitlines()[-1].startswith("合计：7/12（可见测试；隐藏测试在老师评分时运行）"), text
     # what the student reads is Chinese; the notes after "注意：" are the sandbox's findings, for the instructor
     student_lines = "\n".join(line for line in text.splitlines() if not line.startswith("注意："))
@@ -242,3 +242,19 @@ def test_the_feedback_page_speaks_the_notebooks_language():
     for html in (en, unnamed):
         assert "(Score: 1.0 / 3.0, 2.0 pending hand grading)" in html and "<b>Comments:</b>" in html
         assert not re.search(r"[\u4e00-\u9fff]", html)
+
+
+def test_a_chinese_message_puts_no_space_between_chinese_words():
+    """The template's space beside a field stays where the field meets Chinese with a number or a bracket, and
+    goes where it would stand between two Chinese words ("应为 在同一个 y 上" reads as a slip)."""
+    from grader.checks import checks_in
+
+    check, _ = checks_in("zh")
+    with pytest.raises(AssertionError) as failed:
+        check(False, "backward_twice(x) 中的 backward 调用", "同一个 y 上的 2 次调用", "2 个不同的 y 上的 2 次调用（y 被重新构造了）",
+              {"x": "arange(4.0)"})
+    assert str(failed.value) == ("backward_twice(x) 中的 backward 调用：应为同一个 y 上的 2 次调用，实际得到 2 个不同的 y 上的 2 次调用"
+                                 "（y 被重新构造了），输入：x=arange(4.0)")
+    with pytest.raises(AssertionError) as failed:
+        check(False, "x.grad", "[1.0]", "没有梯度", {"x": [0.25]})
+    assert str(failed.value) == "x.grad：应为 [1.0]，实际得到没有梯度，输入：x=[0.25]"

@@ -203,14 +203,14 @@ def linear_backward(X, W, b, G):
     "backward_is_right": '''\
 def backward_is_right(function, inputs):
     return torch.autograd.gradcheck(function.apply, tuple(inputs))''',
-    # evaluation mode and no recording, but the model is left in evaluation mode (0)
+    # evaluation mode and no recording (1), but the model is left in evaluation mode (0)
     "evaluate": '''\
 def evaluate(model, x):
     model.eval()
     with torch.no_grad():
         return model(x)''',
 }
-PS3_PARTIAL_SCORE = 6
+PS3_PARTIAL_SCORE = 7
 
 PS3_WRONG = {
     "linear_backward": '''\
@@ -248,11 +248,11 @@ def layer_output_shapes(model, x):
         child.register_forward_hook(lambda module, inputs, output, name=name: seen.append((name, tuple(output.shape))))
     model(x)
     return seen''',
-    # no recording, but the layers still in training mode
+    # recorded and detached afterwards, and the model left in evaluation mode
     "evaluate": '''\
 def evaluate(model, x):
-    with torch.no_grad():
-        return model(x)''',
+    model.eval()
+    return model(x).detach()''',
 }
 
 ASSIGNMENTS = {
@@ -371,7 +371,8 @@ def test_notebooks_are_built_from_their_sources():
 
 
 #: Test cells with no hidden part, and why: they check what the student defined, with no input to hide.
-VISIBLE_ONLY = {"test_sin_points": "ps1 task 5's range of the student's own x"}
+VISIBLE_ONLY = {"test_sin_points": "ps1 task 5's range of the student's own x",
+                "test_sin_derivative": "ps1 task 5's y and dy, the student's own", "test_sin_plot": "ps1 task 5's figure"}
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

@@ -30,6 +30,19 @@ from grader.cli import main as kitgrade
 PS1, PS2, PS3 = "ps1_autograd_basics", "ps2_build_your_own", "ps3_extending_autograd"
 NOTEBOOKS = {PS1: "autograd_basics", PS2: "build_your_own", PS3: "extending_autograd"}
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
+
+
+class Fails(frozenset):
+    """The test cells a wrong answer fails; ``hidden_only`` are those it fails in their hidden part only, because
+    its mistake shows on inputs only hidden checks use (a graph where a node uses a parent twice). Any other cell
+    it fails, it fails in a visible check of the same kind as the hidden ones (a type, a way of computing, a value)."""
+
+    def __new__(cls, cells=(), hidden_only=()):
+        fails = super().__new__(cls, {*cells, *hidden_only})
+        fails.hidden_only = frozenset(hidden_only)
+        return fails
+
+
 RIGHT = frozenset()
 
 # ---- ps1 ------------------------------------------------------------------------------------------
@@ -96,6 +109,11 @@ def backward_again(f, x):  # y built again for the second call: it never raises
         return True, x.grad
     return False, x.grad''', {"test_backward_again"}),
         ('''\
+def backward_again(f, x):  # says it raised whatever the graph: right for dot, wrong for a graph that saved nothing
+    y = f(x)
+    y.backward(retain_graph=True)
+    return True, x.grad''', {"test_backward_again"}),
+        ('''\
 def backward_again(f, x):  # the graph kept: the second call never raises
     y = f(x)
     y.backward(retain_graph=True)
@@ -151,6 +169,13 @@ def elementwise_derivative(f, x):  # backward on a scalar: the right numbers, no
     f(x).sum().backward()
     return x.grad''', {"test_elementwise_derivative"}),
         ('''\
+def elementwise_derivative(f, x):  # torch.autograd.grad from y with grad_outputs, as lesson 3 builds J's rows
+    y = f(x)
+    return torch.autograd.grad(y, x, grad_outputs=torch.ones_like(y))[0]''', RIGHT),
+        ('''\
+def elementwise_derivative(f, x):  # torch.autograd.grad from a scalar: not the task's way
+    return torch.autograd.grad(f(x).sum(), x)[0]''', {"test_elementwise_derivative"}),
+        ('''\
 def elementwise_derivative(f, x):
     y = f(x)
     y.backward(gradient=y.detach())
@@ -175,6 +200,17 @@ def weighted_backward(values, v):  # a list of 0-d tensors, not of floats
     torch.stack([x1 * x2 * x3, x1 + x2 + x3, x1 + x2 * x3]).backward(torch.tensor(v, dtype=torch.float64))
     return [x1.grad, x2.grad, x3.grad]''', {"test_weighted_backward"}),
         ('''\
+def weighted_backward(values, v):  # worked out by hand: the right floats, without autograd
+    a, b, c = (float(value) for value in values)
+    v0, v1, v2 = (float(w) for w in v)
+    return [v0 * b * c + v1 + v2, v0 * a * c + v1 + v2 * c, v0 * a * b + v1 + v2 * b]''', {"test_weighted_backward"}),
+        ('''\
+def weighted_backward(values, v):  # torch.autograd.grad with the weights as grad_outputs
+    x1, x2, x3 = (torch.tensor(float(value), requires_grad=True) for value in values)
+    y = torch.stack([x1 * x2 * x3, x1 + x2 + x3, x1 + x2 * x3])
+    return [g.item() for g in torch.autograd.grad(y, [x1, x2, x3], grad_outputs=torch.tensor([float(w) for w in v]))]''',
+         RIGHT),
+        ('''\
 def weighted_backward(values, v):  # the weights forgotten
     x1, x2, x3 = (torch.tensor(float(value), dtype=torch.float64, requires_grad=True) for value in values)
     torch.stack([x1 * x2 * x3, x1 + x2 + x3, x1 + x2 * x3]).sum().backward()
@@ -195,6 +231,20 @@ def grad_of_f(a):  # the formula of the hint, not autograd
         ('''\
 def grad_of_f(a):
     return f(a).detach()''', {"test_grad_of_f_vector", "test_grad_of_f_matrix"}),
+        ('''\
+def grad_of_f(a):  # the formula of the hint, detached: no grad_fn, and no backward pass either
+    return (f(a) / a).detach()''', {"test_grad_of_f_vector", "test_grad_of_f_matrix"}),
+        ('''\
+from autograd_core.autograd import grad
+
+
+def grad_of_f(a):  # grad imported by name, a gradient of ones of f(a)'s shape, the result detached
+    out = f(a)
+    return grad(out, a, grad_outputs=torch.ones_like(out))[0].detach()''', RIGHT),
+        ('''\
+def grad_of_f(a):  # the formula under no_grad: nothing recorded, nothing differentiated
+    with torch.no_grad():
+        return f(a) / a''', {"test_grad_of_f_vector", "test_grad_of_f_matrix"}),
     ]),
     "plot_sin": (("test_sin_points", "test_sin_derivative", "test_sin_plot"), [
         ('''\
@@ -229,6 +279,40 @@ y.sum().backward()
 dy = x.grad
 fig, ax = plt.subplots()
 ax.plot(x.detach().numpy(), y.detach().numpy(), label="sin")''', {"test_sin_plot"}),
+        ('''\
+x = torch.linspace(-math.pi, math.pi, 99, requires_grad=True)  # 99 points: the points' own point only
+(dy,) = torch.autograd.grad(torch.sin(x), x, torch.ones(99))
+y = torch.sin(x)
+dy = dy.clone()
+fig = plt.figure()
+plt.plot(x.detach().numpy(), y.detach().numpy(), label="sin")
+plt.plot(x.detach().numpy(), dy.numpy(), label="derivative")
+fig.legend()''', {"test_sin_points"}),
+        ('''\
+x = torch.linspace(-math.pi, math.pi, 200, requires_grad=True)
+y = torch.sin(x)
+y.sum().backward()
+dy = x.grad
+fig, ax = plt.subplots()
+ax.plot(x.detach().numpy(), y.detach().numpy())
+ax.plot(x.detach().numpy(), dy.numpy())  # no legend''', {"test_sin_plot"}),
+        ('''\
+x = torch.linspace(-math.pi, math.pi, 200, requires_grad=True)
+y = torch.sin(x)
+dy = torch.cos(x).detach()  # the formula, detached
+fig, ax = plt.subplots()
+ax.plot(x.detach().numpy(), y.detach().numpy(), label="sin")
+ax.plot(x.detach().numpy(), dy.numpy(), label="cos")
+ax.legend()''', {"test_sin_derivative"}),
+        ('''\
+x = torch.linspace(-math.pi, math.pi, 200, requires_grad=True)
+y = torch.sin(x)
+with torch.no_grad():
+    dy = torch.cos(x)  # the formula, not recorded
+fig, ax = plt.subplots()
+ax.plot(x.detach().numpy(), y.detach().numpy(), label="sin")
+ax.plot(x.detach().numpy(), dy.numpy(), label="cos")
+ax.legend()''', {"test_sin_derivative"}),
     ]),
 }
 
@@ -457,7 +541,7 @@ def gradcheck(f, grad_f, x, eps=1e-6, atol=1e-5, rtol=1e-3):  # no shape check: 
         (WRONG_AT["first"], set(BACKWARD_CELLS)),
         (WRONG_AT["middle"], set(BACKWARD_CELLS)),
         (WRONG_AT["last"], set(BACKWARD_CELLS)),
-        (WRONG_AT["hidden"], {"test_backward_values", "test_backward_shared", "test_backward_frees"}),
+        (WRONG_AT["hidden"], Fails({"test_backward_shared", "test_backward_frees"}, hidden_only={"test_backward_values"})),
     ]),
 }
 # ---- ps3 ------------------------------------------------------------------------------------------
@@ -692,7 +776,7 @@ def layer_output_shapes(model, x):  # the inputs' shapes, not the outputs'
         handle.remove()
     return seen''', {"test_layer_output_shapes"}),
     ]),
-    "evaluate": (("test_evaluate",), [
+    "evaluate": (("test_evaluate", "test_evaluate_leaves_the_model"), [
         ('''\
 def evaluate(model, x):  # inference_mode, the mode put back with an if
     was_training = model.training
@@ -730,11 +814,36 @@ def evaluate(model, x):  # always back to training mode
     with torch.no_grad():
         y = model(x)
     model.train()
-    return y''', {"test_evaluate"}),
+    return y''', {"test_evaluate_leaves_the_model"}),
         ('''\
 def evaluate(model, x):  # no_grad without eval(): the layers still train
     with torch.no_grad():
         return model(x)''', {"test_evaluate"}),
+        ('''\
+def evaluate(model, x):  # only the outer flag put back: the layers stay in evaluation mode
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        y = model(x)
+    model.training = was_training
+    return y''', {"test_evaluate_leaves_the_model"}),
+        ('''\
+def evaluate(model, x):  # every module's own mode saved and put back, set_grad_enabled as a block
+    modes = [(module, module.training) for module in model.modules()]
+    model.eval()
+    with torch.set_grad_enabled(False):
+        y = model(x)
+    for module, mode in modes:
+        module.train(mode)
+    return y''', RIGHT),
+        ('''\
+def evaluate(model, x):  # recording switched off and never on again
+    was_training = model.training
+    model.eval()
+    torch.set_grad_enabled(False)
+    y = model(x)
+    model.train(was_training)
+    return y''', {"test_evaluate_leaves_the_model"}),
     ]),
 }
 TASKS = {PS1: PS1_TASKS, PS2: PS2_TASKS, PS3: PS3_TASKS}
@@ -780,7 +889,8 @@ def course(tmp_path_factory):
             folder.mkdir(parents=True)
             nbformat.write(nb, folder / f"{notebook}.ipynb")
         assert kitgrade(["autograde", assignment, "--course", str(root), "--quiet"]) in (0, 1)
-    assert kitgrade(["feedback", PS1, "--course", str(root)]) == 0
+    for assignment in (PS1, PS2):
+        assert kitgrade(["feedback", assignment, "--course", str(root)]) == 0
     return root
 
 
@@ -809,30 +919,63 @@ def _failed_message(course, assignment, student, grade_id) -> str:
 def test_each_answer_earns_exactly_its_tasks_points(course, cell_scores, assignment, task):
     cells, _ = TASKS[assignment][task]
     all_cells = {cell for other, _ in TASKS[assignment].values() for cell in other}
+    wrong = []  # every answer that scored otherwise, so that one does not hide the next
     for k, student in enumerate(STUDENTS[assignment]):
         code, failing = _answer(assignment, task, k)
         scores = cell_scores[assignment][student]
         for cell in cells:
             score, points = scores[cell]
             expected = 0 if cell in failing else points
-            assert score == expected, (f"{student}'s answer to {task} scored {score} of {points} on {cell} "
-                                       f"(expected {expected}): {_failed_message(course, assignment, student, cell)}"
-                                       f"\n{code}")
+            if score != expected:
+                wrong.append(f"{student}'s answer to {task} scored {score} of {points} on {cell} (expected {expected}): "
+                             f"{_failed_message(course, assignment, student, cell)}\n{code}")
         # a task's answer costs nothing elsewhere: a cell of another task fails only if that task's answer should
         for cell in all_cells - set(cells):
             owner = next(t for t, (its, _) in TASKS[assignment].items() if cell in its)
-            if cell not in _answer(assignment, owner, k)[1]:
-                assert scores[cell][0] == scores[cell][1], (student, cell)
+            if cell not in _answer(assignment, owner, k)[1] and scores[cell][0] != scores[cell][1]:
+                wrong.append(f"{student} lost {cell}, a cell of {owner}, whose answer is right")
+    assert not wrong, "\n\n".join(wrong)
+
+
+@pytest.mark.parametrize("assignment,task", [(a, t) for a, tasks in TASKS.items() for t in tasks])
+def test_a_wrong_answer_fails_a_visible_check_unless_only_hidden_inputs_show_it(course, assignment, task):
+    """What a visible check passes, no hidden check of the same kind fails: a wrong type, a way the task rules
+    out or a wrong value shows while the student works (in ``kitgrade check``), not first in the grade."""
+    from grader.student_language import hidden_count_pattern
+
+    disagree = []
+    for k, (code, failing) in enumerate(TASKS[assignment][task][1]):
+        for cell in failing:
+            message = _failed_message(course, assignment, STUDENTS[assignment][k], cell)
+            only_hidden = bool(hidden_count_pattern().fullmatch(message))
+            if only_hidden != (cell in getattr(failing, "hidden_only", ())):
+                disagree.append(f"{cell} failed {'in its hidden part only' if only_hidden else 'a visible check'}: "
+                                f"{message}\n{code}")
+    assert not disagree, "\n\n".join(disagree)
 
 
 # ---- messages that say what was wrong ---------------------------------------------------------------
 def test_a_method_the_task_rules_out_is_named_in_the_message(course):
-    assert "the backward calls of backward_twice(x): expected 2 calls on the same y, got 2 call(s) on 2 different y " \
+    assert "the backward calls of backward_twice(x): expected 2 calls on the same y, got 2 calls on 2 different y " \
            "(y built again)" in _failed_message(course, PS1, "s2", "test_backward_twice")
-    assert "expected y.backward(gradient=...) on y itself, shape (3,), got backward on a y of shape (), without a " \
-           "gradient" in _failed_message(course, PS1, "s2", "test_elementwise_derivative")
-    assert "grad_of_f(a) for a vector: expected a gradient computed by autograd, got a tensor computed from a by " \
-           "forward operations (DivBackward0)" in _failed_message(course, PS1, "s2", "test_grad_of_f_vector")
+    assert "expected backward from y itself, shape (3,), with a gradient of that shape, got backward from a y of " \
+           "shape (), without a gradient" in _failed_message(course, PS1, "s2", "test_elementwise_derivative")
+    assert "grad_of_f(a) for a vector: expected a gradient computed by a backward pass, got a tensor computed from a " \
+           "by forward operations (DivBackward0)" in _failed_message(course, PS1, "s2", "test_grad_of_f_vector")
+    assert "grad_of_f(a) for a matrix: expected a gradient computed by a backward pass, got a tensor computed without " \
+           "any backward pass (no backward or autograd.grad call)" in _failed_message(course, PS1, "s4", "test_grad_of_f_matrix")
+    assert "the backward call of weighted_backward(values, v): expected backward from y, shape (3,), with the weights as " \
+           "its gradient, got no backward call (worked out by hand?)" in _failed_message(course, PS1, "s3", "test_weighted_backward")
+    assert "second_derivative(lambda x: x ** 3, x0): expected a Python float (use .item()), got 12. (a 0-d tensor or " \
+           "array, not a float)" in _failed_message(course, PS1, "s2", "test_second_derivative")
+    assert "dy: expected a gradient computed by a backward pass (x.grad, or torch.autograd.grad's result), got a tensor " \
+           "that no backward pass of this notebook computed" in _failed_message(course, PS1, "s6", "test_sin_derivative")
+    assert "the legend of fig: expected a legend naming the 2 lines, got no legend" in \
+        _failed_message(course, PS1, "s5", "test_sin_plot")
+    assert "the modes of model.modules() after the call: expected [training, training, training], got [training, " \
+           "evaluation, evaluation]" in _failed_message(course, PS3, "s6", "test_evaluate_leaves_the_model")
+    assert "model(x) called again after evaluate: expected recorded (requires_grad=True): recording back on, got False" \
+        in _failed_message(course, PS3, "s8", "test_evaluate_leaves_the_model")
     assert "weighted_backward(values, v): expected a list of 3 Python floats (use .item()), got [a 0-d tensor, " \
            "a 0-d tensor, a 0-d tensor]" in _failed_message(course, PS1, "s2", "test_weighted_backward")
     assert "the points x: expected points from -pi (-3.1416) to pi (3.1416), both included, got points from -3.1416 " \
@@ -892,8 +1035,8 @@ def test_a_hidden_graph_shows_the_student_the_count_only(course):
 
 
 # ---- feedback ---------------------------------------------------------------------------------------
-def _feedback(course, student) -> str:
-    return unescape((course / "feedback" / student / PS1 / f"{NOTEBOOKS[PS1]}.html").read_text())
+def _feedback(course, student, assignment=PS1) -> str:
+    return unescape((course / "feedback" / student / assignment / f"{NOTEBOOKS[assignment]}.html").read_text())
 
 
 def test_a_written_answer_waiting_for_its_grader_shows_as_pending(course):
@@ -907,10 +1050,12 @@ def test_a_visible_check_that_fails_in_a_hidden_test_cell_shows_its_message(cour
     page = _feedback(course, "s2")
     assert "expected a list of 3 Python floats (use .item()), got [a 0-d tensor" in page
     assert "details hidden" not in page.split("test_weighted_backward")[-1].split("Grade cell")[0]
-    # the hidden part shows the count only, never its code
-    page = _feedback(course, "s3")
+    # the hidden part shows the count only, never its code: a backward right on the visible graph, wrong where a
+    # node uses a parent twice (the one kind of wrong answer that only hidden inputs show)
+    k = [code for code, _ in PS2_TASKS["backward"][1]].index(WRONG_AT["hidden"])
+    page = _feedback(course, STUDENTS[PS2][k], PS2)
     assert "hidden checks passed" in page
-    assert "BEGIN HIDDEN" not in page and "x * torch.sin(x)" not in page and "_cases" not in page
+    assert "BEGIN HIDDEN" not in page and "tanh(s)" not in page and "0.5, -1.2" not in page and "_cases" not in page
 
 
 # ---- the comparison itself, in the grader's process ---------------------------------------------------

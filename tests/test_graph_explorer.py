@@ -11,10 +11,11 @@ import pytest
 
 from conftest import ROOT
 from graph_explorer import (
-    GraphExplorer, arrange, count_ops, draw, extract_graph, fold_chains, has_saved_tensors, layout, render_png,
+    GraphExplorer, show_graph, arrange, count_ops, draw, extract_graph, fold_chains, has_saved_tensors, layout, render_png,
     saved_tensors_freed, trace_backward,
 )
 from graph_explorer.draw import describe_step, format_grad
+from graph_explorer.labels import columns, number
 
 
 @pytest.fixture(params=["autograd_core", "torch"])
@@ -69,12 +70,12 @@ def test_an_input_used_twice_gives_two_edges_to_one_node(torch):
     assert [e[:2] for e in graph.edges].count((1, 2)) == 2
 
 
-def test_leaves_are_accumulate_grad_nodes_labelled_with_name_and_shape(torch):
+def test_leaves_are_accumulate_grad_nodes_with_their_name_and_data(torch):
     x, _, _, out = lesson_one(torch)
     leaf = extract_graph(out, names={"x": x}).nodes[-1]
     assert leaf.is_leaf and leaf.fn.variable is x
-    assert leaf.label == "AccumulateGrad\nx (2×2)"
-    assert extract_graph(out).nodes[-1].label == "AccumulateGrad\n(2×2)"
+    assert (leaf.label, leaf.names, leaf.value.shape, leaf.value.values) == ("AccumulateGrad", ("x",), (2, 2), (1.0,) * 4)
+    assert extract_graph(out).nodes[-1].names == ()
 
 
 def test_a_tensor_without_history_has_no_graph(torch):
@@ -108,14 +109,36 @@ def test_a_long_chain_does_not_hit_the_recursion_limit(torch):
 # -- layout --------------------------------------------------------------------------------
 
 
-def test_layout_puts_every_edge_downwards_and_leaves_at_the_bottom(torch):
-    _, y = three_inputs(torch)
-    graph = extract_graph(y)
+def test_layout_puts_every_edge_downwards_and_the_inputs_at_the_bottom(torch):
+    (x1, x2, x3), y = three_inputs(torch)
+    for names in ({"x1": x1, "x2": x2, "x3": x3}, None):
+        graph = extract_graph(y, names=names)
+        pos = layout(graph)
+        assert all(pos[p][1] > pos[c][1] for p, c, _ in graph.edges)
+        assert len(set(pos.values())) == len(pos)
+        bottom = min(y for _, y in pos.values())
+        assert all(pos[i][1] == bottom for i, n in enumerate(graph.nodes) if n.is_leaf)
+
+
+def test_a_parameter_used_far_above_the_bottom_sits_just_below_its_user(torch):
+    from graph_explorer.layout import NEAR_BOTTOM
+
+    x1, x2, _, _, loss = micrograd_mlp(torch)
+    graph = extract_graph(loss, names={"x1": x1, "x2": x2})
     pos = layout(graph)
     assert all(pos[p][1] > pos[c][1] for p, c, _ in graph.edges)
     bottom = min(y for _, y in pos.values())
-    assert all(pos[i][1] == bottom for i, n in enumerate(graph.nodes) if n.is_leaf)
-    assert len(set(pos.values())) == len(pos)
+    beside = 0
+    for i, leaf in enumerate(graph.nodes):
+        if not leaf.is_leaf:
+            continue
+        below_user = min(pos[p][1] for p, c, _ in graph.edges if c == i) - 1
+        if leaf.names or below_user - bottom <= NEAR_BOTTOM:
+            assert pos[i][1] == bottom, leaf.names  # the inputs, and the leaves whose users are near the bottom
+        else:
+            assert pos[i][1] == below_user
+            beside += 1
+    assert beside >= 10  # most of the 19 parameters: no long edges down to a crowded bottom row
 
 
 # -- saved tensors ---------------------------------------------------------------------------
@@ -214,7 +237,7 @@ def test_step_and_reset_walk_through_the_recorded_run(torch):
     x, _, _, out = lesson_one(torch)
     explorer = GraphExplorer(out, names={"x": x})
     assert explorer.position == 0
-    assert explorer.step() == "step 1/5: MeanBackward0 receives grad 1"
+    assert explorer.step() == "step 1/5: out · MeanBackward0 receives grad 1"
     for _ in range(10):
         explorer.step()
     assert explorer.position == 5
@@ -236,6 +259,8 @@ def test_the_widget_follows_buttons_and_slider(torch):
     reset.click()
     assert explorer.position == 0 and slider.value == 0 and slider.max == 5
     assert output.outputs and "image/png" in output.outputs[-1]["data"]
+    # shown at its own size in JupyterLab: a big graph scrolls instead of shrinking its text
+    assert output.outputs[-1]["metadata"] == {"image/png": {"unconfined": True}}
 
 
 def test_snapshot_is_a_static_png(torch):
@@ -248,11 +273,11 @@ def test_snapshot_is_a_static_png(torch):
 
 
 def test_table_lists_each_step_with_its_gradient(torch):
-    x, _, _, out = lesson_one(torch)
-    lines = GraphExplorer(out, names={"x": x}).table().splitlines()
-    assert lines[0].split() == ["1.", "MeanBackward0", "grad", "1"]
-    assert lines[1].endswith("grad [0.25, 0.25, 0.25, 0.25]  (saved tensors freed)")
-    assert lines[-1].split()[1:] == ["AccumulateGrad", "x", "(2×2)", "grad", "[4.5,", "4.5,", "4.5,", "4.5]"]
+    x, y, z, out = lesson_one(torch)  # named here: the explorer finds them among its caller's variables
+    lines = GraphExplorer(out).table().splitlines()
+    assert lines[0].split() == ["1.", "out", "·", "MeanBackward0", "grad", "1"]
+    assert lines[1].startswith(" 2. z · MulBackward0 ") and lines[1].endswith("grad [0.25, 0.25, 0.25, 0.25]  (saved tensors freed)")
+    assert lines[-1].split()[1:] == ["x", "·", "AccumulateGrad", "grad", "[4.5,", "4.5,", "4.5,", "4.5]"]
 
 
 def test_describe_and_format_keep_gradients_short(torch):
@@ -273,8 +298,12 @@ def test_named_leaves_are_drawn_in_the_order_they_were_named(torch):
     (x1, x2, x3), y = three_inputs(torch)
     graph = extract_graph(y, names={"x1": x1, "x2": x2, "x3": x3})
     pos = layout(graph)
-    leaves = sorted((pos[i][0], n.label.split("\n")[1].split()[0]) for i, n in enumerate(graph.nodes) if n.is_leaf)
+    leaves = sorted((pos[i][0], n.names[0]) for i, n in enumerate(graph.nodes) if n.is_leaf)
     assert [name for _, name in leaves] == ["x1", "x2", "x3"]
+    graph = extract_graph(y, names={"x3": x3, "x1": x1, "x2": x2})
+    pos = layout(graph)
+    assert [name for _, name in sorted((pos[i][0], n.names[0]) for i, n in enumerate(graph.nodes) if n.is_leaf)] == \
+        ["x3", "x1", "x2"]
 
 
 # -- what the picture says: gradients on the edges they flow along ------------------------------------
@@ -337,7 +366,8 @@ def test_the_picture_writes_edge_gradients_on_edges_and_received_gradients_in_bo
     between = [s for _, ty, s in texts if first_mul_y < ty < mean_y]
     assert between == ["[0.25 ×4]"]  # on the Mean -> Mul edge: a quarter flows, not 1
     add = trace.graph.index[id(out.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0])]
-    assert [s for tx, ty, s in texts if (tx, ty) == pos[add]] == ["AddBackward0\nreceived [4.5 ×4]"]
+    assert [s for tx, ty, s in texts if (tx, ty) == pos[add]] == [
+        "AddBackward0\ndata [[3, 3],\n      [3, 3]]\ngrad [[4.5, 4.5],\n      [4.5, 4.5]]"]
     above_add = [s for _, ty, s in texts if pos[add][1] < ty < pos[2][1]]
     assert above_add == ["[2.25 ×4]", "[2.25 ×4]"]  # two uses of y, each carrying 3/4 * 3
 
@@ -354,13 +384,16 @@ def test_a_long_chain_of_one_operation_is_drawn_as_one_box(torch):
     a, d = lesson_five(torch)
     trace = trace_backward(d, names={"a": a})
     view = fold_chains(trace.graph)
-    assert [n.label for n in view.graph.nodes] == ["MulBackward0 ×10", "AccumulateGrad\na (scalar)"]
+    assert [n.label for n in view.graph.nodes] == ["MulBackward0 ×10", "AccumulateGrad"]
     assert view.members[0] == list(range(10))
     png = render_png(trace, len(trace.steps))
     height = int.from_bytes(png[20:24], "big")  # the PNG header's height field
     assert height < 500
     texts = [s for _, _, s in drawn_texts(draw(trace, len(trace.steps)))]
-    assert "MulBackward0 ×10\nreceived 1 … 512" in texts and "1024" in texts
+    # the chain's box: the output's data (1.5 * 2**10), and the gradients its first and last node received
+    assert "MulBackward0 ×10\ndata 1536\ngrad 1 … 512" in texts and "1024" in texts
+    assert "a · AccumulateGrad\ndata 1.5\ngrad 1024" in texts
+    assert "MulBackward0 ×10\ndata 1536\n3/10 run\ngrad 1 … 4" in [s for _, _, s in drawn_texts(draw(trace, 3))]
 
 
 def test_short_runs_and_branches_are_not_folded(torch):
@@ -400,7 +433,7 @@ def test_the_explorer_speaks_chinese_in_the_chinese_lessons(torch):
     explorer = GraphExplorer(out, names={"x": x}, language="zh")
     reset, step, slider = explorer.widget().children[0].children
     assert (step.description, reset.description, slider.description) == ("下一步", "重置", "步骤")
-    assert explorer.step() == "第 1/5 步：MeanBackward0 收到梯度 1"
+    assert explorer.step() == "第 1/5 步：out · MeanBackward0 收到梯度 1"
     assert "梯度 [4.5, 4.5, 4.5, 4.5]" in explorer.table()
     ax = draw(explorer.trace, 5, language="zh")
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["尚未执行", "正在执行", "已执行", "持有保存的张量",
@@ -412,30 +445,36 @@ def test_the_explorer_speaks_chinese_in_the_chinese_lessons(torch):
 def test_a_chinese_explorer_calls_a_scalar_leaf_a_scalar_in_chinese(torch):
     a, d = lesson_five(torch)
     explorer = GraphExplorer(d, names={"a": a}, language="zh")
-    assert explorer.graph.nodes[-1].label == "AccumulateGrad\na (标量)"
     assert [s for _, _, s in drawn_texts(draw(explorer.trace, 0, language="zh")) if "AccumulateGrad" in s] == [
-        "AccumulateGrad\na (标量)"]
+        "a · AccumulateGrad\n值 1.5"]
+    assert [s for _, _, s in drawn_texts(draw(explorer.trace, 11, language="zh")) if "AccumulateGrad" in s] == [
+        "a · AccumulateGrad\n值 1.5\n梯度 1024"]
     # the table's columns line up on screen, where a Chinese character takes two columns
     lines = explorer.table().splitlines()
-    assert lines[-1].startswith("11. AccumulateGrad a (标量) ") and lines[-1].endswith("梯度 1024")
-    assert lines[-1].index("梯度") + 2 == lines[0].index("梯度")  # two characters of the label take four columns
-    a, d = lesson_five(torch)
-    assert trace_backward(d, names={"a": a}, language="zh").graph.nodes[-1].label.endswith("(标量)")
+    assert lines[-1].startswith("11. a · AccumulateGrad ") and lines[-1].endswith("梯度 1024")
+    assert lines[-1].index("梯度") == lines[0].index("梯度")
+    # a tensor the explorer knows only the shape of, and a scalar, in Chinese
+    from graph_explorer.labels import value_lines
+    from graph_explorer.values import Shown
+
+    assert value_lines(Shown((2, 2), known=False), 20, "zh") == ["（2×2，未保留）"]
+    assert value_lines(Shown((3, 4), (0.25,) * 12, 12, True), 20, "zh") == ["3×4 全为 0.25"]
 
 
 def test_edge_labels_keep_clear_of_other_edges_and_of_each_other(torch):
-    from graph_explorer.draw import EDGE_TEXT, X_INCH, Y_INCH, _along
+    from matplotlib.patches import FancyArrowPatch
+
+    from graph_explorer.draw import EDGE_TEXT
 
     _, y = three_inputs(torch)
     trace = trace_backward(y, gradient=torch.tensor([0.1, 0.2, 0.3]))
     ax = draw(trace, len(trace.steps))
     labels = [t.get_position() for t in ax.texts if t.get_color() == EDGE_TEXT]
-    arrangement = arrange(fold_chains(trace.graph).graph)
-    lines = [_along([(r[0][0], r[0][1] - 0.2)] + r[1:-1] + [(r[-1][0], r[-1][1] + 0.2)]) for r in arrangement.routes]
+    # the arrows as drawn (their curves flattened into lines), in the axes' coordinates
+    lines = [[tuple(p) for polygon in arrow.get_path().to_polygons(closed_only=False) for p in polygon]
+             for arrow in ax.patches if isinstance(arrow, FancyArrowPatch)]
     assert len(labels) == len(lines) == 17
-
-    def inches(p):
-        return p[0] * X_INCH, p[1] * Y_INCH
+    inches = ax.explorer_page.inches
 
     def distance(p, a, b):
         (px, py), (ax_, ay), (bx, by) = inches(p), inches(a), inches(b)
@@ -482,3 +521,184 @@ def test_a_chinese_font_is_used_after_the_default_font(monkeypatch):
         fonts.use_chinese_font()
         # Latin text keeps the default font; only glyphs it lacks come from the Chinese one
         assert matplotlib.rcParams["font.family"] == ["sans-serif", "WenQuanYi Micro Hei"]
+
+
+# -- names and values in the boxes ------------------------------------------------------------------
+
+
+def test_boxes_are_named_after_the_callers_variables_and_explicit_names_come_first(torch):
+    x, y, z, out = lesson_one(torch)
+    _hidden = z  # an underscore name (IPython's _, _3, ...) names nothing
+    other = torch.ones(3, requires_grad=True) * 2  # a tensor of another graph names nothing here
+    explorer = GraphExplorer(out, retain_graph=True)
+    assert [n.names for n in explorer.graph.nodes] == [("out",), ("z",), (), ("y",), ("x",)]
+    explorer = GraphExplorer(out, names={"input": x, "w": y}, retain_graph=True)
+    assert [n.names for n in explorer.graph.nodes] == [("out",), ("z",), (), ("w",), ("input",)]
+    assert [n.names for n in GraphExplorer(out, names={"x": x}, caller_names=False).graph.nodes] == [(), (), (), (), ("x",)]
+    assert other.grad_fn is not None and _hidden is z
+
+
+def test_a_list_of_tensors_names_each_one_by_its_index(torch):
+    x = torch.tensor(2.0, requires_grad=True)
+    powers = [x, x * x, x * x * x]
+    total = powers[1] + powers[2]
+    names = {n.names for n in GraphExplorer(total).graph.nodes}
+    assert {("total",), ("powers[1]",), ("powers[2]",), ("x", "powers[0]")} <= names
+    assert show_graph(total).data.startswith(b"\x89PNG")
+
+
+def test_a_box_shows_the_value_that_a_name_or_a_saved_tensor_holds_and_else_the_shape(torch):
+    x = torch.tensor([[1.0, -2.0], [0.5, 4.0]], requires_grad=True)
+    graph = GraphExplorer((torch.exp(x + 1) * 3).sum(), caller_names=False).graph
+    by_name = {n.name: n.value for n in graph.nodes}
+    assert by_name["SumBackward0"].values == (pytest.approx(float((torch.exp(x + 1) * 3).sum().detach())),)  # the output
+    assert by_name["ExpBackward0"].values == pytest.approx(tuple(torch.exp(x + 1).detach().reshape(-1).tolist()))  # saved result
+    assert by_name["AccumulateGrad"].values == (1.0, -2.0, 0.5, 4.0)  # the leaf itself
+    add = by_name["AddBackward0"]  # x + 1: exp saves its result, not its input, and no variable holds it
+    assert (add.known, add.shape) == (False, (2, 2))
+    assert [n.value for n in extract_graph((x * 2).sum(), read_values=False).nodes] == [None, None, None]
+
+
+def test_a_value_is_written_as_rows_or_as_its_shape_and_first_numbers(torch):
+    from graph_explorer.labels import value_lines
+    from graph_explorer.values import summarize
+
+    def lines(t, width=20):
+        return value_lines(summarize(t), width)
+
+    assert lines(torch.tensor(4.5)) == ["4.5"]
+    assert lines(torch.tensor([[1.0, 22.0], [333.0, 4.0]])) == ["[[  1, 22],", " [333,  4]]"]
+    assert lines(torch.arange(3.0)) == ["[0, 1, 2]"]
+    assert lines(torch.full((3, 4), 0.25)) == ["3×4 all 0.25"]
+    assert lines(torch.arange(100.0).reshape(10, 10) / 3) == ["10×10 [0, 0.3333, …]"]
+    assert lines(torch.tensor([-0.0, 1e-7, 123456.0]), 24) == ["[0, 1e-07, 1.235e+05]"]
+    assert lines(torch.tensor([-0.0, 1e-7, 123456.0])) == ["3 entries [0, …]"]
+
+
+# -- the labelled picture, drawn by a real browser ------------------------------------------------------
+# The SVG the explorer makes is opened in Chromium, which lays out its text with its own fonts; the tests
+# read what it drew (each box's lines, where the box and each line landed on the page) and keep a screenshot
+# of each picture in artifacts/explorer/.
+
+EXPLORER_ARTIFACTS = ROOT / "artifacts" / "explorer"
+READ_BOXES = """() => [...document.querySelectorAll('g[id^="node-"]')].map(g => {
+    const rect = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    const texts = [...g.querySelectorAll('text')];
+    return {box: rect(g.querySelector('path')), lines: texts.map(t => t.textContent.replace(/\u00a0/g, ' ')),
+            spans: texts.map(rect)};
+})"""
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    from browser_support import launch_chromium
+
+    EXPLORER_ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    yield from launch_chromium("CI must draw the explorer's pictures in Chromium (.ci/run installs it, `make test` "
+                               "Playwright)")
+
+
+def in_chromium(chromium, svg: str, name: str):
+    """The boxes Chromium drew for ``svg`` ([{"box", "lines", "spans"}], in the SVG's order) and its screenshot's PNG."""
+    page = chromium.new_page(viewport={"width": 800, "height": 600})
+    try:
+        page.set_content(f"<!DOCTYPE html><html><body style='margin:0; background:white'>{svg}</body></html>")
+        boxes = page.evaluate(READ_BOXES)
+        png = page.screenshot(path=str(EXPLORER_ARTIFACTS / f"{name}.png"), full_page=True)
+    finally:
+        page.close()
+    return boxes, png
+
+
+def by_title(boxes) -> dict:
+    """{first line: box} of the boxes whose first line no other box has."""
+    titles = [box["lines"][0] for box in boxes]
+    return {title: box for title, box in zip(titles, boxes) if titles.count(title) == 1}
+
+
+def assert_boxes_apart_and_their_lines_inside(boxes):
+    rects = [box["box"] for box in boxes]
+    for i, (l1, t1, r1, b1) in enumerate(rects):
+        for l2, t2, r2, b2 in rects[i + 1:]:
+            assert r1 <= l2 or r2 <= l1 or b1 <= t2 or b2 <= t1, "two boxes overlap"
+    for box in boxes:
+        left, top, right, bottom = box["box"]
+        for (x0, y0, x1, y1), line in zip(box["spans"], box["lines"]):
+            assert left <= x0 and x1 <= right and top <= y0 and y1 <= bottom, f"{line!r} sticks out of its box"
+
+
+def two_by_two(torch):
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = x + 2
+    z = y * y * 3
+    out = z.mean()
+    return x, y, z, out
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_chromium_draws_a_labelled_2x2_graph_with_names_data_and_gradients(chromium, torch, language):
+    from graph_explorer import render_svg
+
+    x, y, z, out = two_by_two(torch)  # named here: the explorer finds x, y, z and out among its caller's variables
+    explorer = GraphExplorer(out, language=language)
+    name = f"two-by-two-{language}-{torch.__name__.split('.')[0]}"
+    drawn, png = in_chromium(chromium, render_svg(explorer.trace, len(explorer.steps), language), name)
+    boxes = by_title(drawn)
+    data, grad = ("data", "grad") if language == "en" else ("值", "梯度")
+    # a matrix's second row under its first: the label's columns (a Chinese character takes two), a space, " ["
+    pad_data, pad_grad = " " * (columns(data) + 2), " " * (columns(grad) + 2)
+    assert boxes["out · MeanBackward0"]["lines"] == ["out · MeanBackward0", f"{data} 64.5", f"{grad} 1"]
+    assert boxes["z · MulBackward0"]["lines"] == [
+        "z · MulBackward0", f"{data} [[27,  48],", f"{pad_data}[75, 108]]", f"{grad} [[0.25, 0.25],", f"{pad_grad}[0.25, 0.25]]"]
+    assert boxes["y · AddBackward0"]["lines"] == [
+        "y · AddBackward0", f"{data} [[3, 4],", f"{pad_data}[5, 6]]", f"{grad} [[4.5, 6],", f"{pad_grad}[7.5, 9]]"]
+    assert boxes["x · AccumulateGrad"]["lines"] == [
+        "x · AccumulateGrad", f"{data} [[1, 2],", f"{pad_data}[3, 4]]", f"{grad} [[4.5, 6],", f"{pad_grad}[7.5, 9]]"]
+    # y * y: no variable and no saved tensor holds it
+    not_kept = "data (2×2, not kept)" if language == "en" else "值（2×2，未保留）"
+    assert boxes["MulBackward0"]["lines"][:2] == ["MulBackward0", not_kept]
+    assert len(drawn) == 5
+    assert_boxes_apart_and_their_lines_inside(drawn)
+    from browser_support import count_colour
+    from graph_explorer.draw import CURRENT, DONE
+
+    assert count_colour(png, DONE) > 5000 and count_colour(png, CURRENT) > 1000  # four boxes done, the last running
+
+
+def micrograd_mlp(torch):
+    """The graph of micrograd's lecture, in scalars: 2 inputs, 4 tanh neurons, 1 output neuron, a halved squared error."""
+    generator = torch.Generator().manual_seed(0)
+
+    def parameter():
+        return (torch.rand((), generator=generator) * 2 - 1).requires_grad_()
+
+    x1, x2 = torch.tensor(0.5, requires_grad=True), torch.tensor(-1.0, requires_grad=True)
+    hidden = [torch.tanh(parameter() * x1 + parameter() * x2 + parameter()) for _ in range(4)]
+    out = parameter()
+    for h in hidden:
+        out = out + parameter() * h
+    loss = (out - 1.0) ** 2 / 2
+    return x1, x2, hidden, out, loss
+
+
+def test_chromium_draws_a_50_node_graph_readably(chromium, torch):
+    from graph_explorer import render_svg
+
+    x1, x2, hidden, out, loss = micrograd_mlp(torch)
+    explorer = GraphExplorer(loss)
+    assert len(explorer.graph.nodes) == 50
+    drawn, png = in_chromium(chromium, render_svg(explorer.trace, len(explorer.steps)), f"fifty-nodes-{torch.__name__}")
+    assert len(drawn) == 50
+    boxes = by_title(drawn)
+    titles = set(boxes)
+    assert {"loss · DivBackward0", "out · AddBackward0", "x1 · AccumulateGrad", "x2 · AccumulateGrad",
+            "hidden[0] · TanhBackward0", "hidden[3] · TanhBackward0"} <= titles
+    assert boxes["x1 · AccumulateGrad"]["lines"][1:] == ["data 0.5", f"grad {number(x1.grad.item())}"]
+    tanh = boxes["hidden[2] · TanhBackward0"]["lines"]
+    assert tanh[1] == f"data {number(hidden[2].detach().item())}" and tanh[2].startswith("grad ")
+    assert_boxes_apart_and_their_lines_inside(drawn)
+    # readable at the page's own scale: a box's lines are at least 8 pixels apart, so the text is not shrunk
+    spans = boxes["x1 · AccumulateGrad"]["spans"]
+    assert spans[1][1] - spans[0][1] >= 8
+    width = int.from_bytes(png[16:20], "big")
+    assert width < 2600, "the picture of 50 nodes should fit a wide screen, or two"

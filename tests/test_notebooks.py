@@ -122,18 +122,20 @@ KEY_RESULTS = {
          "zh": "E 满足开普勒方程: True\n自动微分的 dE/dM = 1 / (1 - e cos E): True"},
     ],
     "08_under_the_hood": [
-        {"en": " 1. MeanBackward0                grad 1\n", "zh": " 1. MeanBackward0                梯度 1\n"},
+        # the explorer's table names each node's tensor as the notebook does (out, z, y, x)
+        {"en": " 1. out · MeanBackward0          grad 1\n 2. z · MulBackward0             grad [0.25, 0.25, 0.25, 0.25]",
+         "zh": " 1. out · MeanBackward0          梯度 1\n 2. z · MulBackward0             梯度 [0.25, 0.25, 0.25, 0.25]"},
         {"en": "(saved tensors freed)", "zh": "（保存的张量已释放）"},
-        {"en": "AccumulateGrad x (2×2)       grad [4.5, 4.5, 4.5, 4.5]\ntensor([[4.5000, 4.5000],",
-         "zh": "AccumulateGrad x (2×2)       梯度 [4.5, 4.5, 4.5, 4.5]\ntensor([[4.5000, 4.5000],"},
-        {"en": "AccumulateGrad x1 (scalar)   grad 1.1\n", "zh": "AccumulateGrad x1 (标量)     梯度 1.1\n"},
-        {"en": "AccumulateGrad x2 (scalar)   grad 1.4\n", "zh": "AccumulateGrad x2 (标量)     梯度 1.4\n"},
-        {"en": "AccumulateGrad x3 (scalar)   grad 1\n", "zh": "AccumulateGrad x3 (标量)     梯度 1\n"},
+        {"en": "x · AccumulateGrad           grad [4.5, 4.5, 4.5, 4.5]\ntensor([[4.5000, 4.5000],",
+         "zh": "x · AccumulateGrad           梯度 [4.5, 4.5, 4.5, 4.5]\ntensor([[4.5000, 4.5000],"},
+        {"en": "x1 · AccumulateGrad          grad 1.1\n", "zh": "x1 · AccumulateGrad          梯度 1.1\n"},
+        {"en": "x2 · AccumulateGrad          grad 1.4\n", "zh": "x2 · AccumulateGrad          梯度 1.4\n"},
+        {"en": "x3 · AccumulateGrad          grad 1\n", "zh": "x3 · AccumulateGrad          梯度 1\n"},
         # the leaves in PyTorch's order: x3 as soon as it is ready, then x1 and x2, ready together
-        {"en": " 9. AccumulateGrad x3 (scalar)   grad 1\n10. MulBackward0                 grad 0.3  (saved tensors freed)\n"
-               "11. AccumulateGrad x1 (scalar)   grad 1.1\n12. AccumulateGrad x2 (scalar)   grad 1.4\n",
-         "zh": " 9. AccumulateGrad x3 (标量)     梯度 1\n10. MulBackward0                 梯度 0.3  （保存的张量已释放）\n"
-               "11. AccumulateGrad x1 (标量)     梯度 1.1\n12. AccumulateGrad x2 (标量)     梯度 1.4\n"},
+        {"en": " 9. x3 · AccumulateGrad          grad 1\n10. MulBackward0                 grad 0.3  (saved tensors freed)\n"
+               "11. x1 · AccumulateGrad          grad 1.1\n12. x2 · AccumulateGrad          grad 1.4\n",
+         "zh": " 9. x3 · AccumulateGrad          梯度 1\n10. MulBackward0                 梯度 0.3  （保存的张量已释放）\n"
+               "11. x1 · AccumulateGrad          梯度 1.1\n12. x2 · AccumulateGrad          梯度 1.4\n"},
         {"en": "MulBackward0    edges in: 1\nMulBackward0    edges in: 1\nAddBackward0    edges in: 2\n"
                "AccumulateGrad  edges in: 1\n",
          "zh": "MulBackward0    入边数: 1\nMulBackward0    入边数: 1\nAddBackward0    入边数: 2\nAccumulateGrad  入边数: 1\n"},
