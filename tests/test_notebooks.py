@@ -233,8 +233,8 @@ def switch_to_pytorch(nb):
     return nb
 
 
-def execute_all(engine):
-    """Run every lesson in both languages, a few kernels at a time; ``{(lesson, lang): (nb, error)}``."""
+def execute_all(engine, runs=RUNS):
+    """Run each ``(lesson, lang)`` of ``runs``, a few kernels at a time; ``{(lesson, lang): (nb, error)}``."""
 
     async def run(lesson, lang, gate):
         path = NOTEBOOKS / lang / f"{lesson}.ipynb"
@@ -254,20 +254,28 @@ def execute_all(engine):
 
     async def main():
         gate = asyncio.Semaphore(PARALLEL)
-        return await asyncio.gather(*(run(lesson, lang, gate) for lesson, lang in RUNS))
+        return await asyncio.gather(*(run(lesson, lang, gate) for lesson, lang in runs))
 
-    return dict(zip(RUNS, asyncio.run(main())))
+    return dict(zip(runs, asyncio.run(main())))
+
+
+def runs_wanted(request, fixture):
+    """The ``(lesson, lang)`` runs that the tests selected in this session read from ``fixture``
+    (``-k 05_control`` executes lesson 5 only)."""
+    wanted = {(item.callspec.params["lesson"], item.callspec.params["lang"]) for item in request.session.items
+              if fixture in getattr(item, "fixturenames", ())}  # each of them is parametrized by lesson and lang
+    return [run for run in RUNS if run in wanted]
 
 
 @pytest.fixture(scope="module")
-def kit_runs():
-    return execute_all("kit")
+def kit_runs(request):
+    return execute_all("kit", runs_wanted(request, "kit_runs"))
 
 
 @pytest.fixture(scope="module")
-def torch_runs():
+def torch_runs(request):
     pytest.importorskip("torch")
-    return execute_all("torch")
+    return execute_all("torch", runs_wanted(request, "torch_runs"))
 
 
 def outputs(nb):
