@@ -519,6 +519,34 @@ def test_course_index_lists_every_lesson_in_both_languages():
         assert f"en/{lesson}.ipynb" in index and f"zh/{lesson}.ipynb" in index
 
 
+def markup_left_as_text(markdown):
+    """Markdown syntax a CommonMark renderer leaves as literal characters in a cell: ``**``, ``*`` or a
+    backtick outside code and formulas. The usual cause: a line right after an HTML line such as
+    ``</details>``, which CommonMark keeps in the HTML block, unrendered, until a blank line."""
+    import mistune  # nbconvert's Markdown renderer, CommonMark's rules for HTML blocks
+
+    rendered = mistune.create_markdown(escape=False)(markdown)
+    text = re.sub(r"<(code|pre)>.*?</\1>", "", rendered, flags=re.S)
+    text = re.sub(r"\$\$.*?\$\$|\$[^$\n]*\$", "", text, flags=re.S)
+    return [text[max(0, m.start() - 40):m.end() + 40]
+            for m in re.finditer(r"\*\*|`|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])", text)]
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_no_markdown_is_left_unrendered(lesson):
+    for lang in LANGUAGES:
+        for number, cell in enumerate(read(lang, lesson).cells):
+            if cell.cell_type == "markdown":
+                left = markup_left_as_text(cell.source)
+                assert not left, f"{lang}/{lesson} cell {number}: {left}"
+
+
+def test_unrendered_markup_is_found_after_an_html_line():
+    answer = "<details><summary>Answer</summary>\n\nYes.\n\n</details>\n"
+    assert markup_left_as_text(answer + "**2.** Why `x`?")
+    assert not markup_left_as_text(answer + "\n**2.** Why `x` and $a * b$?")
+
+
 def test_build_rejects_english_prose_without_its_chinese_twin():
     with pytest.raises(ValueError, match="zh"):
         build.parse_lesson("%%% en\nHello\n%%% code\nx = 1\n")
