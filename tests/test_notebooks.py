@@ -53,6 +53,7 @@ KEY_RESULTS = {
         "False\nTrue\n<SumBackward0 object at 0x",
         "tensor(67.5000, grad_fn=<SumBackward0>)",
         "False True\nFalse True None\n",  # computed without tracking: still a leaf
+        "Does `u + v` require gradients?: False\nDoes `u + w` require gradients?: True",  # the Gentle Introduction's rule
     ],
     "02_backward_and_grad": [
         "None\ntensor([[4.5000, 4.5000],\n        [4.5000, 4.5000]])",
