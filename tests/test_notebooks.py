@@ -63,6 +63,11 @@ KEY_RESULTS = {
         "tensor(28., grad_fn=<MulBackward0>)",
         "tensor([ 0.,  4.,  8., 12.])\ntensor([True, True, True, True])",
         {"en": "central difference is best near h = 1e-05", "zh": "中心差分在 h = 1e-05 附近最准确"},
+        "tensor([1., 1., 1., 1.])",  # d2l's x.sum() after zero_()
+        {"en": "after pass 3: tensor([6., 6., 6., 6.])\nafter zero_(): tensor([0., 0., 0., 0.])\n"
+               "one more pass: tensor([2., 2., 2., 2.])",
+         "zh": "第 3 次反向传播后: tensor([6., 6., 6., 6.])\nzero_() 之后: tensor([0., 0., 0., 0.])\n"
+               "再反向传播一次: tensor([2., 2., 2., 2.])"},
     ],
     "03_nonscalar_outputs": [
         "RuntimeError: grad can be implicitly created only for scalar outputs",
@@ -101,17 +106,22 @@ KEY_RESULTS = {
         FREED,
         {"en": "x.sum()  SumBackward0   saves tensors: False\nx * x    MulBackward0   saves tensors: True",
          "zh": "x.sum()  SumBackward0   保存了张量: False\nx * x    MulBackward0   保存了张量: True"},
-        {"en": "after backward, saved tensors of x * x freed: True\n<SumBackward0 object at 0x",
-         "zh": "反向传播之后 x * x 保存的张量已被释放: True\n<SumBackward0 object at 0x"},
+        "True True\nTrue\n",  # _saved_self and _saved_other are x itself; exp saves its result
+        {"en": "after backward, saved tensors of x * x freed: True\nRuntimeError: Trying to backward through the graph a "
+               "second time (or directly access saved tensors after they have already been freed)\n<SumBackward0 object at 0x",
+         "zh": "反向传播之后 x * x 保存的张量已被释放: True\nRuntimeError: Trying to backward through the graph a "
+               "second time (or directly access saved tensors after they have already been freed)\n<SumBackward0 object at 0x"},
         "((<MulBackward0 object at 0x",  # the nodes outlive backward
         {"en": "freed after the first pass: False\nfreed after the second pass: True\n"
                "tensor([ 0.,  4.,  8., 12.])\ntensor([True, True, True, True])",
          "zh": "第一次反向传播后已释放: False\n第二次反向传播后已释放: True\n"
                "tensor([ 0.,  4.,  8., 12.])\ntensor([True, True, True, True])"},
-        {"en": "after pass 3: tensor([6., 6., 6., 6.])\nafter zero_(): tensor([0., 0., 0., 0.])\n"
-               "one more pass: tensor([2., 2., 2., 2.])",
-         "zh": "第 3 次反向传播后: tensor([6., 6., 6., 6.])\nzero_() 之后: tensor([0., 0., 0., 0.])\n"
-               "再反向传播一次: tensor([2., 2., 2., 2.])"},
+        {"en": "saved:     tensor([1., 2., 3.], requires_grad=True)\nsaved:     tensor([1., 2., 3.], requires_grad=True)\n"
+               "backward:\nread back: tensor([1., 2., 3.], requires_grad=True)\n"
+               "read back: tensor([1., 2., 3.], requires_grad=True)\ntensor([2., 4., 6.])",
+         "zh": "保存: tensor([1., 2., 3.], requires_grad=True)\n保存: tensor([1., 2., 3.], requires_grad=True)\n"
+               "反向传播:\n读回: tensor([1., 2., 3.], requires_grad=True)\n"
+               "读回: tensor([1., 2., 3.], requires_grad=True)\ntensor([2., 4., 6.])"},
     ],
     "07_higher_derivatives": [
         "tensor(6.7500, grad_fn=<MulBackward0>)\ntensor(9.)",
@@ -434,6 +444,16 @@ def test_the_version_counter_is_explained_in_the_lesson_whose_in_place_error_a_l
         assert shown and explained and explained[0] == shown[0], (lang, shown, explained)
         earlier = "\n".join(c.source for lesson in LESSONS[:LESSONS.index(shown[0])] for c in read(lang, lesson).cells)
         assert inplace_error not in earlier and "_version" not in earlier
+
+
+def test_gradients_accumulate_is_taught_before_a_lesson_clears_a_gradient():
+    clears = re.compile(r"\.grad\.zero_\(\)|zero_grad\(\)|\.grad = None")
+    for lang, name in (("en", "Gradients accumulate"), ("zh", "梯度累加")):
+        cells = [(lesson, cell) for lesson in LESSONS for cell in read(lang, lesson).cells]
+        taught = next(n for n, (_, cell) in enumerate(cells) if cell.cell_type == "markdown"
+                      and re.search(rf"^#+ {name}", cell.source, re.M))
+        first_clear = next(n for n, (_, cell) in enumerate(cells) if cell.cell_type == "code" and clears.search(cell.source))
+        assert taught < first_clear, f"{lang}: {cells[first_clear][0]} clears a gradient before {cells[taught][0]} says why"
 
 
 def test_lesson_8_quotes_and_names_what_is_in_the_engines_backward_py():
