@@ -77,6 +77,7 @@ KEY_RESULTS = {
         "tensor(1.1000) tensor(1.4000) tensor(1.)",
         "tensor([[6., 3., 2.],\n        [1., 1., 1.],\n        [1., 3., 2.]])",
         "tensor([1.1000, 1.4000, 1.0000])\nTrue",
+        "tensor([True, True])\ntensor([True, True])",  # the Gentle Introduction's Q = 3a^3 - b^2
         "tensor([ 256., -512., 1024.], grad_fn=<MulBackward0>)\ntensor([5.1200e+01, 5.1200e+02, 5.1200e-02])\nTrue",
     ],
     "04_stopping_gradients": [
