@@ -88,6 +88,7 @@ KEY_RESULTS = {
         "tensor([100.,   1.,   2.,   3.], grad_fn=<MulBackward0>)\nTrue True False",
         "0\n1\nRuntimeError: one of the variables needed for gradient computation has been modified by an inplace "
         "operation: [torch.FloatTensor [3]], which is output 0 of",  # the version counter, before lesson 9 relies on it
+        "\nHint: enable anomaly detection to find the operation that failed to compute its gradient",
         "training=False: requires_grad=False, grad_fn=None",
     ],
     "05_control_flow": [
