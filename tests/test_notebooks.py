@@ -396,7 +396,8 @@ def test_chinese_notebook_has_its_own_prose(lesson):
 # The text speaks to the learner (你, 我们), never of "the user"; "epoch" is 迭代周期, as in d2l-zh.
 CHINESE_TERMS = {"要求梯度": "需要梯度", "梯度会累积": "梯度累加", "倒着走": "反向传播", "走两遍": "两次反向传播",
                  "再走一遍": "再次反向传播", "没有来历": "不是运算的结果", "用户": "你", "轮次": "迭代周期",
-                 "轮数": "迭代周期数"}
+                 "轮数": "迭代周期数", "前向计算": "前向传播", "前向传递": "前向传播（前向模式：前向模式的一遍计算）",
+                 "保留保存的": "不释放保存的", "这不可能正确": "这个输入不可能得到这个结果"}
 # Claims the course has corrected once and must not make again (lesson 9's model is linear in
 # its features [t, sin 3t]; its fit, plotted against t, is a curve). d2l's two editions number
 # the chapter's exercises differently from the fourth on (Chinese: 4 redesign the control flow,
@@ -414,6 +415,18 @@ def test_chinese_uses_the_course_terms_and_no_corrected_claim_returns(lesson):
         found = [f"{literal!r} (write {term!r})" for literal, term in CHINESE_TERMS.items() if literal in text] if lang == "zh" else []
         found += [claim for claim in WRONG_CLAIMS[lang] if re.search(claim, text, re.I)]
         assert not found, f"{lang}/{lesson}: " + ", ".join(found)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_chinese_prose_stresses_words_in_bold_not_italics(lesson):
+    """As d2l-zh does: a slanted CJK glyph is hard to read, and most CJK fonts have no italic."""
+    import mistune
+
+    render = mistune.create_markdown(escape=False)
+    for number, cell in enumerate(read("zh", lesson).cells):
+        if cell.cell_type == "markdown":
+            slanted = re.findall(r"<em>([^<]*[\u4e00-\u9fff][^<]*)</em>", render(cell.source))
+            assert not slanted, f"zh/{lesson} cell {number}: {slanted}"
 
 
 # A pointer to a section by its name: section "..." (en), “...”一节 (zh).
