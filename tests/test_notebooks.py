@@ -171,6 +171,11 @@ KEY_RESULTS = {
         {"en": "the same after every step: True", "zh": "每一步之后都相同: True"},
         "False\nNone",
         "['w', 'b']\nOrderedDict",
+        "0.0.weight requires_grad=False\n0.0.bias   requires_grad=False\n1.weight   requires_grad=True\n"
+        "1.bias     requires_grad=True\n",
+        {"en": "body unchanged: True  body[0].weight.grad: None\nhead trained: True  loss 0.1881\n"
+               "body's output recorded: False",
+         "zh": "body 未变: True  body[0].weight.grad: None\n输出层已训练: True  损失 0.1881\nbody 的输出被记录: False"},
     ],
     "11_extending_autograd": [
         "X.grad (2, 3) True\nW.grad (3, 2) True",
