@@ -94,6 +94,8 @@ KEY_RESULTS = {
         "0\n1\nRuntimeError: one of the variables needed for gradient computation has been modified by an inplace "
         "operation: [torch.FloatTensor [3]], which is output 0 of",  # the version counter, before lesson 9 relies on it
         "\nHint: enable anomaly detection to find the operation that failed to compute its gradient",
+        "tensor([20., 40.]) 0\nRuntimeError: one of the variables needed for gradient computation has been modified by an "
+        "inplace operation\n",  # .data hides a change from the version counter; no_grad does not
         "training=False: requires_grad=False, grad_fn=None",
     ],
     "05_control_flow": [
@@ -197,6 +199,7 @@ KEY_RESULTS = {
         "eval()   inference_mode  y = 6  requires_grad=False  is_inference=True\n<AddBackward0 object at 0x",
         "RuntimeError: Inference tensors cannot be saved for backward\nTrue",  # y + w is recorded, y * w is refused
         "abs        tensor([-1.,  0.,  1.])\nrelu       tensor([0., 0., 1.])\nsqrt(x*x)  tensor([-1., nan,  1.])",
+        "tensor([-0.0000,     nan, -0.2500])\ntensor([ 0.0000,  0.0000, -0.2500])",  # torch.where's branch not taken
     ],
     "12_nonlinear_classifier": [
         "torch.Size([200, 2]) torch.Size([200]) 95",
