@@ -3,7 +3,8 @@
 Every notebook is executed once per language with the kit's engine and once
 more with its engine line switched to ``import torch`` (where PyTorch is
 installed; CI installs it). The executions run concurrently in module-scoped
-fixtures, and the tests below only read their outputs.
+fixtures, and the tests below only read their outputs; a fixture executes only the
+lessons that the selected tests read (``-k 05_control`` runs lesson 5's four notebooks).
 """
 import asyncio
 import importlib.util
