@@ -3,12 +3,14 @@
 Every notebook is executed once per language with the kit's engine and once
 more with its engine line switched to ``import torch`` (where PyTorch is
 installed; CI installs it). The executions run concurrently in module-scoped
-fixtures, and the tests below only read their outputs.
+fixtures, and the tests below only read their outputs; a fixture executes only the
+lessons that the selected tests read (``-k 05_control`` runs lesson 5's four notebooks).
 """
 import asyncio
 import importlib.util
 import io
 import json
+import os
 import re
 import tokenize
 
@@ -34,6 +36,10 @@ CELL_TIMEOUT = 120
 #: drops them on a loaded machine: the figure audit's last line went missing once in a CI run)
 IOPUB_TIMEOUT = 60
 PARALLEL = 3  # kernels at a time; each is a separate process
+#: Each kernel's environment: PyTorch computes on one thread. Three kernels already share two cores, and
+#: PyTorch's idle threads spin: a 300-step training of lesson 12's network took 8.1 s with two threads
+#: and 0.6 s with one, on this loaded machine. The results are the same.
+KERNEL_ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
 
 FREED = (
     "RuntimeError: Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -53,6 +59,7 @@ KEY_RESULTS = {
         "False\nTrue\n<SumBackward0 object at 0x",
         "tensor(67.5000, grad_fn=<SumBackward0>)",
         "False True\nFalse True None\n",  # computed without tracking: still a leaf
+        "Does `u + v` require gradients?: False\nDoes `u + w` require gradients?: True",  # the Gentle Introduction's rule
     ],
     "02_backward_and_grad": [
         "None\ntensor([[4.5000, 4.5000],\n        [4.5000, 4.5000]])",
@@ -62,6 +69,11 @@ KEY_RESULTS = {
         "tensor(28., grad_fn=<MulBackward0>)",
         "tensor([ 0.,  4.,  8., 12.])\ntensor([True, True, True, True])",
         {"en": "central difference is best near h = 1e-05", "zh": "中心差分在 h = 1e-05 附近最准确"},
+        "tensor([1., 1., 1., 1.])",  # d2l's x.sum() after zero_()
+        {"en": "after pass 3: tensor([6., 6., 6., 6.])\nafter zero_(): tensor([0., 0., 0., 0.])\n"
+               "one more pass: tensor([2., 2., 2., 2.])",
+         "zh": "第 3 次反向传播后: tensor([6., 6., 6., 6.])\nzero_() 之后: tensor([0., 0., 0., 0.])\n"
+               "再反向传播一次: tensor([2., 2., 2., 2.])"},
     ],
     "03_nonscalar_outputs": [
         "RuntimeError: grad can be implicitly created only for scalar outputs",
@@ -71,6 +83,7 @@ KEY_RESULTS = {
         "tensor(1.1000) tensor(1.4000) tensor(1.)",
         "tensor([[6., 3., 2.],\n        [1., 1., 1.],\n        [1., 3., 2.]])",
         "tensor([1.1000, 1.4000, 1.0000])\nTrue",
+        "tensor([True, True])\ntensor([True, True])",  # the Gentle Introduction's Q = 3a^3 - b^2
         "tensor([ 256., -512., 1024.], grad_fn=<MulBackward0>)\ntensor([5.1200e+01, 5.1200e+02, 5.1200e-02])\nTrue",
     ],
     "04_stopping_gradients": [
@@ -81,6 +94,9 @@ KEY_RESULTS = {
         "tensor([100.,   1.,   2.,   3.], grad_fn=<MulBackward0>)\nTrue True False",
         "0\n1\nRuntimeError: one of the variables needed for gradient computation has been modified by an inplace "
         "operation: [torch.FloatTensor [3]], which is output 0 of",  # the version counter, before lesson 9 relies on it
+        "\nHint: enable anomaly detection to find the operation that failed to compute its gradient",
+        "tensor([20., 40.]) 0\nRuntimeError: one of the variables needed for gradient computation has been modified by an "
+        "inplace operation\n",  # .data hides a change from the version counter; no_grad does not
         "training=False: requires_grad=False, grad_fn=None",
     ],
     "05_control_flow": [
@@ -100,17 +116,22 @@ KEY_RESULTS = {
         FREED,
         {"en": "x.sum()  SumBackward0   saves tensors: False\nx * x    MulBackward0   saves tensors: True",
          "zh": "x.sum()  SumBackward0   保存了张量: False\nx * x    MulBackward0   保存了张量: True"},
-        {"en": "after backward, saved tensors of x * x freed: True\n<SumBackward0 object at 0x",
-         "zh": "反向传播之后 x * x 保存的张量已被释放: True\n<SumBackward0 object at 0x"},
+        "True True\nTrue\n",  # _saved_self and _saved_other are x itself; exp saves its result
+        {"en": "after backward, saved tensors of x * x freed: True\nRuntimeError: Trying to backward through the graph a "
+               "second time (or directly access saved tensors after they have already been freed)\n<SumBackward0 object at 0x",
+         "zh": "反向传播之后 x * x 保存的张量已被释放: True\nRuntimeError: Trying to backward through the graph a "
+               "second time (or directly access saved tensors after they have already been freed)\n<SumBackward0 object at 0x"},
         "((<MulBackward0 object at 0x",  # the nodes outlive backward
         {"en": "freed after the first pass: False\nfreed after the second pass: True\n"
                "tensor([ 0.,  4.,  8., 12.])\ntensor([True, True, True, True])",
          "zh": "第一次反向传播后已释放: False\n第二次反向传播后已释放: True\n"
                "tensor([ 0.,  4.,  8., 12.])\ntensor([True, True, True, True])"},
-        {"en": "after pass 3: tensor([6., 6., 6., 6.])\nafter zero_(): tensor([0., 0., 0., 0.])\n"
-               "one more pass: tensor([2., 2., 2., 2.])",
-         "zh": "第 3 次反向传播后: tensor([6., 6., 6., 6.])\nzero_() 之后: tensor([0., 0., 0., 0.])\n"
-               "再反向传播一次: tensor([2., 2., 2., 2.])"},
+        {"en": "saved:     tensor([1., 2., 3.], requires_grad=True)\nsaved:     tensor([1., 2., 3.], requires_grad=True)\n"
+               "backward:\nread back: tensor([1., 2., 3.], requires_grad=True)\n"
+               "read back: tensor([1., 2., 3.], requires_grad=True)\ntensor([2., 4., 6.])",
+         "zh": "保存: tensor([1., 2., 3.], requires_grad=True)\n保存: tensor([1., 2., 3.], requires_grad=True)\n"
+               "反向传播:\n读回: tensor([1., 2., 3.], requires_grad=True)\n"
+               "读回: tensor([1., 2., 3.], requires_grad=True)\ntensor([2., 4., 6.])"},
     ],
     "07_higher_derivatives": [
         "tensor(6.7500, grad_fn=<MulBackward0>)\ntensor(9.)",
@@ -160,6 +181,11 @@ KEY_RESULTS = {
         {"en": "the same after every step: True", "zh": "每一步之后都相同: True"},
         "False\nNone",
         "['w', 'b']\nOrderedDict",
+        "0.0.weight requires_grad=False\n0.0.bias   requires_grad=False\n1.weight   requires_grad=True\n"
+        "1.bias     requires_grad=True\n",
+        {"en": "body unchanged: True  body[0].weight.grad: None\nhead trained: True  loss 0.1881\n"
+               "body's output recorded: False",
+         "zh": "body 未变: True  body[0].weight.grad: None\n输出层已训练: True  损失 0.1881\nbody 的输出被记录: False"},
     ],
     "11_extending_autograd": [
         "X.grad (2, 3) True\nW.grad (3, 2) True",
@@ -173,15 +199,27 @@ KEY_RESULTS = {
         "train()  inference_mode  y = 7  requires_grad=False  is_inference=True\n"
         "eval()   enable_grad     y = 6  requires_grad=True   is_inference=False\n"
         "eval()   no_grad         y = 6  requires_grad=False  is_inference=False\n"
-        "eval()   inference_mode  y = 6  requires_grad=False  is_inference=True\n"
-        "RuntimeError: Inference tensors cannot be saved for backward\nTrue",
+        "eval()   inference_mode  y = 6  requires_grad=False  is_inference=True\n<AddBackward0 object at 0x",
+        "RuntimeError: Inference tensors cannot be saved for backward\nTrue",  # y + w is recorded, y * w is refused
         "abs        tensor([-1.,  0.,  1.])\nrelu       tensor([0., 0., 1.])\nsqrt(x*x)  tensor([-1., nan,  1.])",
+        "tensor([-0.0000,     nan, -0.2500])\ntensor([ 0.0000,  0.0000, -0.2500])",  # torch.where's branch not taken
+    ],
+    "12_nonlinear_classifier": [
+        "torch.Size([200, 2]) torch.Size([200]) 95",
+        "tensor([-0.0397,  0.0896,  0.2075])\nTrue",  # the logistic loss's gradient is (sigmoid(s) - y) / n
+        "tensor(0.6667) False None",  # accuracy is not recorded
+        {"en": "linear model: loss 0.2962, training accuracy 86%, test accuracy 88%",
+         "zh": "线性模型：损失 0.2962，训练准确率 86%，测试准确率 88%"},
+        "(4): Linear(in_features=16, out_features=1, bias=True)\n)\n",
+        {"en": "parameters: 337", "zh": "参数个数: 337"},
+        {"en": "after 500 steps: loss 0.0027, training accuracy 100%, test accuracy 98.2%",
+         "zh": "500 步之后：损失 0.0027，训练准确率 100%，测试准确率 98.2%"},
     ],
 }
 # How many plots (image/png outputs in the cells themselves) each lesson shows.
 IMAGES = {"01_recording_history": 1, "02_backward_and_grad": 2, "07_higher_derivatives": 3, "08_under_the_hood": 5,
-          "09_linear_regression": 1, "10_modules_and_optimizers": 1}
-WIDGETS = {"05_control_flow": 1, "08_under_the_hood": 2}
+          "09_linear_regression": 1, "10_modules_and_optimizers": 1, "12_nonlinear_classifier": 3}
+WIDGETS = {"05_control_flow": 1, "08_under_the_hood": 2, "12_nonlinear_classifier": 1}
 
 
 # Run before a lesson: every figure shown with plt.show() is described (labels, title, legend,
@@ -235,8 +273,8 @@ def switch_to_pytorch(nb):
     return nb
 
 
-def execute_all(engine):
-    """Run every lesson in both languages, a few kernels at a time; ``{(lesson, lang): (nb, error)}``."""
+def execute_all(engine, runs=RUNS):
+    """Run each ``(lesson, lang)`` of ``runs``, a few kernels at a time; ``{(lesson, lang): (nb, error)}``."""
 
     async def run(lesson, lang, gate):
         path = NOTEBOOKS / lang / f"{lesson}.ipynb"
@@ -249,27 +287,35 @@ def execute_all(engine):
                                 resources={"metadata": {"path": str(path.parent)}})
         async with gate:
             try:
-                await client.async_execute()
+                await client.async_execute(env=KERNEL_ENV)
             except CellExecutionError as error:
                 return nb, str(error)
         return nb, None
 
     async def main():
         gate = asyncio.Semaphore(PARALLEL)
-        return await asyncio.gather(*(run(lesson, lang, gate) for lesson, lang in RUNS))
+        return await asyncio.gather(*(run(lesson, lang, gate) for lesson, lang in runs))
 
-    return dict(zip(RUNS, asyncio.run(main())))
+    return dict(zip(runs, asyncio.run(main())))
+
+
+def runs_wanted(request, fixture):
+    """The ``(lesson, lang)`` runs that the tests selected in this session read from ``fixture``
+    (``-k 05_control`` executes lesson 5 only)."""
+    wanted = {(item.callspec.params["lesson"], item.callspec.params["lang"]) for item in request.session.items
+              if fixture in getattr(item, "fixturenames", ())}  # each of them is parametrized by lesson and lang
+    return [run for run in RUNS if run in wanted]
 
 
 @pytest.fixture(scope="module")
-def kit_runs():
-    return execute_all("kit")
+def kit_runs(request):
+    return execute_all("kit", runs_wanted(request, "kit_runs"))
 
 
 @pytest.fixture(scope="module")
-def torch_runs():
+def torch_runs(request):
     pytest.importorskip("torch")
-    return execute_all("torch")
+    return execute_all("torch", runs_wanted(request, "torch_runs"))
 
 
 def outputs(nb):
@@ -302,8 +348,8 @@ def code_cells(nb):
 # -- the committed notebooks ---------------------------------------------------------
 
 
-def test_there_are_eleven_lessons_each_with_its_key_results():
-    assert len(LESSONS) == 11 and set(KEY_RESULTS) == set(LESSONS)
+def test_there_are_twelve_lessons_each_with_its_key_results():
+    assert len(LESSONS) == 12 and set(KEY_RESULTS) == set(LESSONS)
 
 
 def test_committed_notebooks_are_exactly_what_the_build_writes():
@@ -377,15 +423,19 @@ def test_chinese_notebook_has_its_own_prose(lesson):
 # The text speaks to the learner (你, 我们), never of "the user"; "epoch" is 迭代周期, as in d2l-zh.
 CHINESE_TERMS = {"要求梯度": "需要梯度", "梯度会累积": "梯度累加", "倒着走": "反向传播", "走两遍": "两次反向传播",
                  "再走一遍": "再次反向传播", "没有来历": "不是运算的结果", "用户": "你", "轮次": "迭代周期",
-                 "轮数": "迭代周期数"}
-# Claims the course has corrected once and must not make again (lesson 9's model is linear in
-# its features [t, sin 3t]; its fit, plotted against t, is a curve). d2l's two editions number
-# the chapter's exercises differently from the fourth on (Chinese: 4 redesign the control flow,
-# 5 plot sin'; English: 4 plot sin', 5 a dependency graph), so the English notebooks name the
-# edition whenever they cite exercise 4 or 5; the Chinese ones follow the Chinese edition.
-WRONG_CLAIMS = {"en": [r"\b(fits|fit|trained|trains) a (straight )?line\b",
-                       r"\bexercise [45]\b(?![\s\S]{0,45}?\b(Chinese|English)\b)"],
-                "zh": ["一条直线"]}
+                 "轮数": "迭代周期数", "前向计算": "前向传播", "前向传递": "前向传播（前向模式：前向模式的一遍计算）",
+                 "保留保存的": "不释放保存的", "这不可能正确": "这个输入不可能得到这个结果"}
+# Claims the course has corrected once and must not make again: lesson 9's model is linear in its
+# features [t, sin 3t], and its fit, plotted against t, is a curve (a linear classifier's boundary is a
+# line, lesson 12); results of inference mode can enter a graph where no node saves them (PyTorch 2.13:
+# y_inf + w records AddBackward0); Kepler's iteration multiplies the error by at most e; the doubling loop
+# is the pre-2020 blitz's, not the current tutorial's; the notebooks ship without outputs, so no picture is
+# "included" for a rendered page.
+WRONG_CLAIMS = {"en": [r"\b(fits|fit|trained|trains) a (straight )?line\b", r"can never enter a graph",
+                       r"times closer", r"autograd tutorial makes the same point with a loop",
+                       r"for readers of a rendered page"],
+                "zh": [r"(训练|拟合)了?一条直线", r"以后也不能进入计算图", r"缩小为原来的 \$e\$ 倍",
+                       r"自动微分教程用一个循环说明同一件事", r"供阅读渲染后页面的读者查看"]}
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -395,6 +445,18 @@ def test_chinese_uses_the_course_terms_and_no_corrected_claim_returns(lesson):
         found = [f"{literal!r} (write {term!r})" for literal, term in CHINESE_TERMS.items() if literal in text] if lang == "zh" else []
         found += [claim for claim in WRONG_CLAIMS[lang] if re.search(claim, text, re.I)]
         assert not found, f"{lang}/{lesson}: " + ", ".join(found)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_chinese_prose_stresses_words_in_bold_not_italics(lesson):
+    """As d2l-zh does: a slanted CJK glyph is hard to read, and most CJK fonts have no italic."""
+    import mistune
+
+    render = mistune.create_markdown(escape=False)
+    for number, cell in enumerate(read("zh", lesson).cells):
+        if cell.cell_type == "markdown":
+            slanted = re.findall(r"<em>([^<]*[\u4e00-\u9fff][^<]*)</em>", render(cell.source))
+            assert not slanted, f"zh/{lesson} cell {number}: {slanted}"
 
 
 # A pointer to a section by its name: section "..." (en), “...”一节 (zh).
@@ -427,6 +489,16 @@ def test_the_version_counter_is_explained_in_the_lesson_whose_in_place_error_a_l
         assert shown and explained and explained[0] == shown[0], (lang, shown, explained)
         earlier = "\n".join(c.source for lesson in LESSONS[:LESSONS.index(shown[0])] for c in read(lang, lesson).cells)
         assert inplace_error not in earlier and "_version" not in earlier
+
+
+def test_gradients_accumulate_is_taught_before_a_lesson_clears_a_gradient():
+    clears = re.compile(r"\.grad\.zero_\(\)|zero_grad\(\)|\.grad = None")
+    for lang, name in (("en", "Gradients accumulate"), ("zh", "梯度累加")):
+        cells = [(lesson, cell) for lesson in LESSONS for cell in read(lang, lesson).cells]
+        taught = next(n for n, (_, cell) in enumerate(cells) if cell.cell_type == "markdown"
+                      and re.search(rf"^#+ {name}", cell.source, re.M))
+        first_clear = next(n for n, (_, cell) in enumerate(cells) if cell.cell_type == "code" and clears.search(cell.source))
+        assert taught < first_clear, f"{lang}: {cells[first_clear][0]} clears a gradient before {cells[taught][0]} says why"
 
 
 def test_lesson_8_quotes_and_names_what_is_in_the_engines_backward_py():
@@ -479,6 +551,56 @@ def test_each_lesson_ends_with_self_study_questions(lesson):
     assert read("zh", lesson).cells[-1].source.startswith("## 自学思考题")
 
 
+CLOSING = {"en": ("## Summary\n", "## Common mistakes\n"), "zh": ("## 小结\n", "## 常见错误\n")}
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_each_lesson_closes_with_a_summary_and_its_common_mistakes(lesson):
+    for lang in LANGUAGES:
+        summary, mistakes = (cell.source for cell in read(lang, lesson).cells[-3:-1])
+        assert summary.startswith(CLOSING[lang][0]) and mistakes.startswith(CLOSING[lang][1]), f"{lang}/{lesson}"
+        points = re.findall(r"^\* .{30,}", summary, re.M)
+        named = re.findall(r"^\* \*\*[^*]+\*\* .{20,}", mistakes, re.M)  # "* **The mistake.** Its symptom and fix."
+        assert len(points) >= 3 and len(named) >= 3, f"{lang}/{lesson}: {len(points)} points, {len(named)} mistakes"
+
+
+# The two study notes the course starts from, and the pages it follows, named and linked in lesson 1.
+SOURCES = {"en": ["The blitz notes", "The d2l notes"], "zh": ["Blitz 笔记", "d2l 笔记"]}
+SOURCE_LINKS = ["docs.pytorch.org/tutorials/beginner/blitz/autograd_tutorial.html", "docs.pytorch.org/docs/stable/notes/autograd.html",
+                "d2l.ai/chapter_preliminaries/autograd.html", "zh.d2l.ai/chapter_preliminaries/autograd.html",
+                "github.com/karpathy/micrograd", "github.com/fastai/fastbook"]
+
+
+def test_lesson_1_names_the_study_notes_and_links_the_pages_the_course_follows():
+    for lang, heading in (("en", "## Sources\n"), ("zh", "## 参考资料\n")):
+        [cell] = [c.source for c in read(lang, "01_recording_history").cells if c.source.startswith(heading)]
+        assert all(name in cell for name in SOURCES[lang]), lang
+        assert all(f"(https://{link}" in cell for link in SOURCE_LINKS), lang
+        assert "Pytorch学习笔记--1 AUTOGRAD" in cell and "跟李沐学AI" in cell
+
+
+def exercise_numbers_cited(text, lang):
+    """d2l exercises cited by number: "exercise 3", "exercises 5–8", "练习 3"."""
+    return re.findall(r"\bexercises? \d" if lang == "en" else r"练习 ?\d", text, re.I)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_d2l_exercise_numbers_are_given_only_in_lesson_1s_table(lesson):
+    """The two editions number the exercises differently; the lessons name an exercise by its topic."""
+    for lang in LANGUAGES:
+        for cell in read(lang, lesson).cells:
+            if cell.cell_type == "markdown" and not cell.source.startswith(("## Sources", "## 参考资料")):
+                assert not exercise_numbers_cited(cell.source, lang), f"{lang}/{lesson}: {cell.source[:200]}"
+
+
+def test_lessons_7_and_8_say_they_are_optional():
+    for lesson in ("07_higher_derivatives", "08_under_the_hood"):
+        assert "(optional)" in read("en", lesson).cells[0].source.splitlines()[0]
+        assert "（选学）" in read("zh", lesson).cells[0].source.splitlines()[0]
+    index = (NOTEBOOKS / "README.md").read_text(encoding="utf-8")
+    assert index.count("(optional) [") == 2 and index.count("（选学）[") == 2
+
+
 GOALS = {"en": "In this lesson you will\n\n", "zh": "本课的学习目标：\n\n"}
 ANSWER = {"en": "<details><summary>Answer</summary>", "zh": "<details><summary>参考答案</summary>"}
 
@@ -511,6 +633,34 @@ def test_course_index_lists_every_lesson_in_both_languages():
     index = (NOTEBOOKS / "README.md").read_text(encoding="utf-8")
     for lesson in LESSONS:
         assert f"en/{lesson}.ipynb" in index and f"zh/{lesson}.ipynb" in index
+
+
+def markup_left_as_text(markdown):
+    """Markdown syntax a CommonMark renderer leaves as literal characters in a cell: ``**``, ``*`` or a
+    backtick outside code and formulas. The usual cause: a line right after an HTML line such as
+    ``</details>``, which CommonMark keeps in the HTML block, unrendered, until a blank line."""
+    import mistune  # nbconvert's Markdown renderer, CommonMark's rules for HTML blocks
+
+    rendered = mistune.create_markdown(escape=False)(markdown)
+    text = re.sub(r"<(code|pre)>.*?</\1>", "", rendered, flags=re.S)
+    text = re.sub(r"\$\$.*?\$\$|\$[^$\n]*\$", "", text, flags=re.S)
+    return [text[max(0, m.start() - 40):m.end() + 40]
+            for m in re.finditer(r"\*\*|`|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])", text)]
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_no_markdown_is_left_unrendered(lesson):
+    for lang in LANGUAGES:
+        for number, cell in enumerate(read(lang, lesson).cells):
+            if cell.cell_type == "markdown":
+                left = markup_left_as_text(cell.source)
+                assert not left, f"{lang}/{lesson} cell {number}: {left}"
+
+
+def test_unrendered_markup_is_found_after_an_html_line():
+    answer = "<details><summary>Answer</summary>\n\nYes.\n\n</details>\n"
+    assert markup_left_as_text(answer + "**2.** Why `x`?")
+    assert not markup_left_as_text(answer + "\n**2.** Why `x` and $a * b$?")
 
 
 def test_build_rejects_english_prose_without_its_chinese_twin():
@@ -570,6 +720,29 @@ def test_widgets_are_displayed(kit_runs, lesson, lang):
 
 
 # -- executed with PyTorch -----------------------------------------------------------------
+
+
+# Lesson 11: detect_anomaly stops backward at the node that returned nan and names the forward line
+ANOMALY = ("RuntimeError: Function 'MulBackward0' returned nan values in its 0th output.\n"
+           "UserWarning: Error detected in MulBackward0. Traceback of forward call that caused the error:\n"
+           "    y = torch.sqrt(a * a)\n")
+ANOMALY_RUNS = [("11_extending_autograd", lang) for lang in LANGUAGES]
+
+
+@pytest.mark.xfail(strict=True, reason="the kit's detect_anomaly does not yet check what backward returns")
+@pytest.mark.parametrize("lesson, lang", ANOMALY_RUNS)
+def test_anomaly_detection_names_the_node_that_returned_nan_on_the_kit(kit_runs, lesson, lang):
+    nb, error = kit_runs[lesson, lang]
+    assert error is None, error
+    assert ANOMALY in shown_text(nb)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="PyTorch is not installed")
+@pytest.mark.parametrize("lesson, lang", ANOMALY_RUNS)
+def test_anomaly_detection_names_the_node_that_returned_nan_on_pytorch(torch_runs, lesson, lang):
+    nb, error = torch_runs[lesson, lang]
+    assert error is None, error
+    assert ANOMALY in shown_text(nb)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="PyTorch is not installed")
