@@ -147,22 +147,24 @@ def in_place_unrecorded(tensor, ufunc, other):
     if not enabled or grad_mode._State.enabled and (tensor._requires_grad or getattr(other, "_requires_grad", False)):
         return None
     operand = other._data if type(other) in _TENSORS else other
-    if type(operand) not in (np.ndarray, float, int) or tensor._data.dtype.kind == "b":
-        return None
+    if type(operand) not in (np.ndarray, float, int) or tensor._data.dtype.kind == "b" or 0 in tensor._data.strides:
+        return None  # (a stride of 0: an expanded tensor, which the plain path may refuse)
+    if type(operand) is np.ndarray and np.may_share_memory(tensor._data, operand):
+        return None  # (the plain path refuses an operand that covers part of the tensor)
     try:
         ufunc(tensor._data, operand, out=tensor._data, casting="same_kind")
     except (TypeError, ValueError):  # int tensor and float operand, shapes that do not fit
         return None
-    tensor._version_counter.value += 1
+    tensor._version_counter.bump()
     return tensor
 
 
 def zero_unrecorded(tensor):
     """``tensor.zero_()`` when nothing is recorded: fill in place. False where the plain path must do it."""
-    if not enabled or grad_mode._State.enabled and tensor._requires_grad:
+    if not enabled or grad_mode._State.enabled and tensor._requires_grad or 0 in tensor._data.strides:
         return False
     tensor._data.fill(0)
-    tensor._version_counter.value += 1
+    tensor._version_counter.bump()
     return True
 
 

@@ -29,8 +29,7 @@ import heapq
 import numpy as np
 
 from . import _speed, grad_mode
-from .broadcast import sum_to_shape
-from .graph import _LEAVES_FIRST, AccumulateGrad
+from .graph import _LEAVES_FIRST, AccumulateGrad, fit_gradients
 
 
 def run_backward(roots, grads, retain_graph=False, create_graph=False):
@@ -226,36 +225,3 @@ def _call_backward(node, grad_outputs):
     else:  # nothing arrived: nothing flows on
         return (None,) * len(node._next_nodes)
     return fit_gradients(node, type(node).backward(node, *grad_outputs))
-
-
-def fit_gradients(node, result):
-    """What a backward formula returned, as one gradient per input, each of its input's shape."""
-    if type(result) is not tuple:
-        result = (result,)
-    if len(result) != len(node._next_nodes):
-        result = _drop_extra_nones(node, result)
-    shapes = node._input_shapes
-    for i, g in enumerate(result):
-        # An input that was broadcast in forward (constants need no gradient at all):
-        if g is not None and g._data.shape != shapes[i] and node._next_nodes[i] is not None:
-            result = result[:i] + (_unbroadcast(node, i, g, shapes[i]),) + result[i + 1:]
-    return result
-
-
-def _drop_extra_nones(node, result):
-    n = len(node._next_nodes)
-    if len(result) > n and all(r is None for r in result[n:]):
-        return result[:n]
-    raise RuntimeError(
-        f"function {node.name()} returned an incorrect number of gradients (expected {n}, got {len(result)})"
-    )
-
-
-def _unbroadcast(node, i, grad, shape):
-    try:
-        return sum_to_shape(grad, shape)
-    except Exception:
-        raise RuntimeError(
-            f"Function {node.name()} returned an invalid gradient at index {i} - got "
-            f"{list(grad.shape)} but expected shape compatible with {list(shape)}"
-        ) from None

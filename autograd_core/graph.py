@@ -18,6 +18,7 @@ import itertools
 import re
 
 from . import _speed, grad_mode, saved_names
+from .broadcast import sum_to_shape
 from .hooks import add_hook, apply_tensor_hook
 from .tensor import Tensor
 
@@ -238,3 +239,37 @@ class AccumulateGrad(Node):
         else:
             leaf._grad._data += grad._data  # in place, like PyTorch: x.grad keeps its identity
             leaf._grad._version_counter.value += 1
+
+
+# -- what a backward formula returned, brought to its inputs' shapes -------------------------
+def fit_gradients(node, result):
+    """What a backward formula returned, as one gradient per input, each of its input's shape."""
+    if type(result) is not tuple:
+        result = (result,)
+    if len(result) != len(node._next_nodes):
+        result = _drop_extra_nones(node, result)
+    shapes = node._input_shapes
+    for i, g in enumerate(result):
+        # An input that was broadcast in forward (constants need no gradient at all):
+        if g is not None and g._data.shape != shapes[i] and node._next_nodes[i] is not None:
+            result = result[:i] + (_unbroadcast(node, i, g, shapes[i]),) + result[i + 1:]
+    return result
+
+
+def _drop_extra_nones(node, result):
+    n = len(node._next_nodes)
+    if len(result) > n and all(r is None for r in result[n:]):
+        return result[:n]
+    raise RuntimeError(
+        f"function {node.name()} returned an incorrect number of gradients (expected {n}, got {len(result)})"
+    )
+
+
+def _unbroadcast(node, i, grad, shape):
+    try:
+        return sum_to_shape(grad, shape)
+    except Exception:
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index {i} - got "
+            f"{list(grad.shape)} but expected shape compatible with {list(shape)}"
+        ) from None

@@ -6,6 +6,7 @@ from ..graph import Node
 from .api import backward, grad
 from .gradcheck import gradcheck, gradgradcheck
 from . import graph  # torch.autograd.graph.Node, saved_tensors_hooks
+from . import function  # torch.autograd.function.once_differentiable
 from ..legacy import Variable
 from .. import beyond as _beyond
 
@@ -26,8 +27,8 @@ class set_detect_anomaly:
 detect_anomaly = set_detect_anomaly
 
 __all__ = [
-    "Function", "FunctionCtx", "Node", "Variable", "backward", "detect_anomaly", "grad", "gradcheck", "gradgradcheck",
-    "graph", "set_detect_anomaly",
+    "Function", "FunctionCtx", "Node", "Variable", "backward", "detect_anomaly", "function", "grad", "gradcheck",
+    "gradgradcheck", "graph", "set_detect_anomaly",
 ]
 
 __getattr__ = _beyond.module_getattr("torch.autograd")  # what PyTorch has here and the engine has not: its error
