@@ -87,6 +87,7 @@ from .serialization import load, save
 from .tensor import Tensor
 from .threads import get_num_threads, set_num_threads
 from .update_ops import addcdiv, addcmul, lerp
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from . import nn, optim, sampling, utils  # (they build on everything above)
 
 __version__ = "0.1.0"

@@ -99,12 +99,19 @@ def arithmetic(plain, ufunc, node=None, reflected=False):
 
 # What recording a node takes, from function.py (a layer above this one), which owns it and
 # hands it over when it is imported: accumulator_of, the creation counter, _describe_inputs.
-_recording = None
+_recording = _recorder = None
 
 
 def can_record(accumulator_of, sequence, describe_inputs):
+    global _recording, _recorder
+    _recording = _recorder = (accumulator_of, sequence, describe_inputs)
+
+
+def record_traces(on):
+    """With anomaly detection on, every node keeps the forward call that made it, which the plain
+    path records (``function._start_recording``): ``_record`` steps aside meanwhile."""
     global _recording
-    _recording = (accumulator_of, sequence, describe_inputs)
+    _recording = None if on else _recorder
 
 
 def _record(node, a, b):

@@ -28,7 +28,7 @@ import heapq
 
 import numpy as np
 
-from . import _speed, grad_mode
+from . import _speed, grad_mode, torch_warnings
 from .graph import _LEAVES_FIRST, AccumulateGrad, fit_gradients
 
 
@@ -64,6 +64,8 @@ def walk(roots, grads, run, retain_graph, create_graph):
     for (node, nr), g in zip(roots, grads):
         _add_to_buffer(buffers, node, nr, g)
     ready = ReadyQueue(node for node, _ in roots if not deps.get(node))
+    if grad_mode._State.anomaly:
+        run = reporting_anomalies(run)
     # PyTorch computes inf and nan in a backward formula silently (sqrt's at 0, say): so does NumPy here
     with grad_mode.set_grad_enabled(create_graph), np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if run is run_node and _speed.enabled:  # the same walk, with this loop's steps written out
@@ -110,6 +112,30 @@ def run_node(node, grad_outputs, retain_graph, create_graph):
     if node._post_hooks:
         grad_inputs = _run_post_hooks(node, grad_inputs, grad_outputs)
     return grad_inputs
+
+
+def reporting_anomalies(run):
+    """``run`` with anomaly detection's reports: a node whose backward fails, or (``check_nan``)
+    returns nan, is named in a warning with the forward call that made it, as PyTorch does."""
+    def run_reporting(node, grad_outputs, retain_graph, create_graph):
+        try:
+            grad_inputs = run(node, grad_outputs, retain_graph, create_graph)
+            if grad_mode._State.anomaly_check_nan:
+                for i, g in enumerate(grad_inputs):
+                    if g is not None and np.isnan(g._data).any():
+                        raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+        except Exception:
+            trace = getattr(node, "_forward_trace", None)
+            if trace is None:
+                torch_warnings.warn(f"Error detected in {node.name()}. No forward pass information available. Enable "
+                                    "detect anomaly during forward pass for more information.", "anomaly without trace")
+            else:
+                torch_warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the "
+                                    f"error:\n{''.join(trace)}", "anomaly")
+            raise
+        return grad_inputs
+
+    return run_reporting
 
 
 def count_dependencies(roots):

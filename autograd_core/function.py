@@ -20,7 +20,10 @@ an edge in ``next_functions``); keyword arguments are plain parameters.
 """
 from __future__ import annotations
 
+import os
+import traceback
 import weakref
+from pathlib import Path
 
 import numpy as np
 
@@ -78,9 +81,22 @@ def _start_recording(ctx, inputs):
             nodes.append(None)
             signature += (None, None)
     ctx._seq = next(_sequence)
+    if _State.anomaly:
+        ctx._forward_trace = forward_trace()
     ctx._next_nodes = tuple(nodes)
     described = _speed.shared_description(tuple(signature), _describe_inputs)
     ctx._next_nrs, ctx.needs_input_grad, ctx._input_shapes = described
+
+
+def forward_trace():
+    """Where the operation being recorded was called from, as ``traceback.format_stack`` lines, the
+    engine's own frames left out: what anomaly detection shows when its backward fails."""
+    return traceback.format_list([frame for frame in traceback.extract_stack()
+                                  if not frame.filename.startswith(_ENGINE)])
+
+
+_ENGINE = str(Path(__file__).parent) + os.sep
+_State = grad_mode._State
 
 
 def _describe_inputs(signature):

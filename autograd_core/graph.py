@@ -58,6 +58,12 @@ INFERENCE_TENSOR_SAVED = (
     "in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
 
 
+_HINT = ("enable anomaly detection to find the operation that failed to compute its gradient, with "
+         "torch.autograd.set_detect_anomaly(True, check_nan=False).")
+_ANOMALY_HINT = ("the backtrace further above shows the operation that failed to compute its gradient. The variable "
+                 "in question was changed in there or anywhere later. Good luck!")
+
+
 class SavedTensor:
     """A tensor saved for backward, with the version it had when it was saved.
 
@@ -117,9 +123,8 @@ class SavedTensor:
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace "
                 f"operation: [torch.{t.dtype.legacy_name} [{', '.join(map(str, t.shape))}]]{which} is at "
-                f"version {self.counter.value}; expected version {self.version} instead. Hint: enable anomaly "
-                "detection to find the operation that failed to compute its gradient, with "
-                "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+                f"version {self.counter.value}; expected version {self.version} instead. Hint: "
+                + (_ANOMALY_HINT if grad_mode._State.anomaly else _HINT)
             )
         return t
 

@@ -19,6 +19,8 @@ WHERE = {
     "out resized": "aten/src/ATen/native/Resize.cpp:30",
     "index_put_": "aten/src/ATen/native/TensorAdvancedIndexing.cpp:976",
     "masked_fill_": "aten/src/ATen/native/TensorAdvancedIndexing.cpp:2450",
+    "anomaly": "torch/csrc/autograd/python_anomaly_mode.cpp:122",
+    "anomaly without trace": "torch/csrc/autograd/python_anomaly_mode.cpp:100",
 }
 _shown_once = set()
 
