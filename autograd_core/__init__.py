@@ -17,12 +17,12 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
        utils/         utils.data: TensorDataset, DataLoader
        update_ops.py  lerp, addcmul, addcdiv: what optimizer updates are made of
        inplace_unary.py  x.cos_(), x.exp_(), ...: elementwise functions in place
-    7  autograd/      torch.autograd: backward, grad, Function, gradcheck
+    7  autograd/      torch.autograd: backward, grad, Function, gradcheck, functional (jacobian, ...), detect_anomaly
        indexing.py    x[key] and x[key] = value
     6  functional.py  the public operations (argument checks, PyTorch's errors) and the
                       registry that names each one once: torch.exp(x) and x.exp()
        backward.py    the backward pass: an iterative walk over the graph
-       inplace.py     x.add_(y), x += y, x.zero_(): writing into a tensor
+       inplace.py     x.add_(y), x += y, x.zero_(): writing into a tensor, and through a view into its base
     5  ops.py         every operation's forward and backward, side by side
     4  function.py    how an operation call becomes a graph node; autograd.Function
     3  graph.py       graph nodes, AccumulateGrad, saved tensors

@@ -978,11 +978,15 @@ class CopySlices(Node):
                 grad_base = grad_base + put_into_zeros(grads[0], (grad._data.size,), (positions,)).reshape(grad.shape)
         return (grad_base, *grads[1:])
 
-    def has_saved_tensors(self):
+    def has_saved_tensors(self):  # (what the operation's node saved)
         return self.fn.has_saved_tensors()
 
     def release_saved_tensors(self):
         self.fn.release_saved_tensors()
+
+    @property
+    def _freed(self):
+        return self.fn._freed
 
 
 class AsStridedBackward0(Op):
