@@ -73,7 +73,7 @@ def walk(roots, grads, run, retain_graph, create_graph):
                 if node._pre_hooks:
                     grad_outputs = _run_pre_hooks(node, grad_outputs)
                 _send(node, run(node, grad_outputs, retain_graph, create_graph), buffers, deps, ready)
-            _speed.walk(ready, buffers, deps, retain_graph, fit_gradients, plain_step, AccumulateGrad)
+            _speed.walk(ready, buffers, deps, retain_graph, fit_gradients, plain_step)
             return
         while ready.heap:
             node = ready.pop()

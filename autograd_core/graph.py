@@ -140,6 +140,8 @@ class Node:
     _pre_hooks = None
     _post_hooks = None
     _num_outputs = 1
+    _simple = True  # no hooks and not a leaf's AccumulateGrad: what _speed.walk may run itself
+    _gradients_fit = False  # its backward's gradients have its inputs' shapes already (set by _speed._record)
     needs_input_grad = ()
     _next_nodes = ()  # per input: the node its gradient flows to (None: a constant)
     _next_nrs = ()  # per input: which output of that node the input was
@@ -202,12 +204,14 @@ class Node:
         """``hook(grad_inputs, grad_outputs)`` runs after this node's backward."""
         if self._post_hooks is None:
             self._post_hooks = {}
+        self._simple = False
         return add_hook(self._post_hooks, hook)
 
     def register_prehook(self, hook):
         """``hook(grad_outputs)`` runs before this node's backward; it may return new grads."""
         if self._pre_hooks is None:
             self._pre_hooks = {}
+        self._simple = False
         return add_hook(self._pre_hooks, hook)
 
     def _add_tensor_hook(self, hook):
@@ -218,6 +222,8 @@ class Node:
 
 class AccumulateGrad(Node):
     """The end of every path: adds the incoming gradient into a leaf's ``.grad``."""
+
+    _simple = False
 
     def __init__(self, variable):
         self.variable = variable

@@ -978,15 +978,16 @@ class CopySlices(Node):
                 grad_base = grad_base + put_into_zeros(grads[0], (grad._data.size,), (positions,)).reshape(grad.shape)
         return (grad_base, *grads[1:])
 
-    def has_saved_tensors(self):  # (what the operation's node saved)
+    # What it saved is what the operation's node saved.
+    _saved = property(lambda self: self.fn._saved)
+    _own_output = property(lambda self: self.fn._own_output)
+    _freed = property(lambda self: self.fn._freed)
+
+    def has_saved_tensors(self):
         return self.fn.has_saved_tensors()
 
     def release_saved_tensors(self):
         self.fn.release_saved_tensors()
-
-    @property
-    def _freed(self):
-        return self.fn._freed
 
 
 class AsStridedBackward0(Op):
