@@ -25,7 +25,6 @@ from .graph import _sequence, short_name
 from .tensor import StaleView, Tensor, _type_name
 
 
-
 def _check_can_write(tensor, recording):
     """PyTorch's refusals while recording, in its order: a view it may not rebase, a view of a
     leaf, a leaf that requires grad."""

@@ -362,6 +362,7 @@ class Tensor(metaclass=ShownAs):
         memo[id(self)] = t
         return t
 
+
 class StaleView(Tensor):
     """A view whose storage was changed in place (through its base or another view), or whose
     base's ``requires_grad`` changed, since its ``grad_fn`` was made.
