@@ -106,6 +106,16 @@ def test_other_views_of_a_changed_base_make_their_grad_fn_anew():
     same(program)
 
 
+def test_a_legacy_alias_of_a_tensor_is_a_view_that_learns_of_changes():
+    def program(m):
+        t = m.ones(3, requires_grad=True) * 1
+        r = m.Tensor(t)
+        before = r.grad_fn
+        t.mul_(2)
+        return before, r.grad_fn, r._base is t, r._version, r
+    same(program)
+
+
 def test_a_view_made_before_its_base_required_grad_requires_grad_with_it():
     def program(m):
         z = m.zeros(3)
