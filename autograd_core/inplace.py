@@ -153,6 +153,7 @@ def rebase(view, fn):
     copy_slices._input_shapes = (base._data.shape,) + fn._input_shapes[1:]
     copy_slices._seq = next(_sequence)
     base._grad_fn, base._requires_grad, base._output_nr = copy_slices, True, 0
+    _retain_on_new_grad_fn(base)
     view.__class__ = StaleView  # (the change made it one already)
     refresh_view(view)
 
@@ -178,9 +179,7 @@ def refresh_view(view):
         node.positions, node.shape = positions(view, base), base._data.shape
         view._grad_fn, view._output_nr, view._attr_version = node, 0, counter.value
         view._requires_grad, view._inherits_grad = True, False
-        if view._retains_grad:  # retain_grad() moves to the new grad_fn
-            view._retains_grad = False
-            view.retain_grad()
+        _retain_on_new_grad_fn(view)
     else:
         view._requires_grad = grad_fn is not None or own or base._requires_grad
         view._inherits_grad = grad_fn is None and not own and base._requires_grad
@@ -188,6 +187,15 @@ def refresh_view(view):
 
 
 StaleView.refresh = staticmethod(refresh_view)
+
+
+def _retain_on_new_grad_fn(tensor):
+    """``retain_grad()`` follows a tensor to its new ``grad_fn``, as in PyTorch (its other hooks stay
+    on the node they were registered on)."""
+    if tensor._retains_grad:
+        tensor._retain_handle.remove()
+        tensor._retains_grad = False
+        tensor.retain_grad()
 
 
 def _recording(tensor, others):
@@ -236,6 +244,7 @@ def write(tensor, compute, *others, memory_checked=False):
             tensor._grad_fn = out._grad_fn
             tensor._requires_grad = True
             tensor._output_nr = 0
+            _retain_on_new_grad_fn(tensor)
     return tensor
 
 

@@ -281,7 +281,7 @@ class Tensor(metaclass=ShownAs):
                     t._grad = t._grad + grad
             return None
 
-        self._grad_fn._add_tensor_hook(store)
+        self._retain_handle = self._grad_fn._add_tensor_hook(store)  # (inplace.py moves it to a new grad_fn)
         self._retains_grad = True
 
     def register_hook(self, hook):

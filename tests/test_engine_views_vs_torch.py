@@ -190,6 +190,28 @@ def test_a_reshape_that_must_copy_is_not_a_view():
     same(program)
 
 
+HOOKED = {  # retain_grad() follows a tensor to its new grad_fn; other hooks stay where they were registered
+    "retain_grad of a changed view": "v = y[1:3]; v.retain_grad(); v.mul_(3); r.append(v)",
+    "retain_grad of a base changed through a view": "y.retain_grad(); y[1:3].mul_(3); r.append(y)",
+    "retain_grad of a tensor changed in place": "y.retain_grad(); y.mul_(3); r.append(y)",
+    "retain_grad asked twice": "y.retain_grad(); y.mul_(3); y[0:2].add_(1); y.retain_grad(); r.append(y)",
+    "hook of a changed view": "v = y[1:3]; v.register_hook(lambda g: r.append(g.clone())); v.mul_(3)",
+    "hook of a base changed through a view": "y.register_hook(lambda g: r.append(g.clone())); y[1:3].mul_(3)",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOOKED))
+def test_retained_gradients_and_hooks_of_tensors_changed_in_place(name):
+    def program(m):
+        x = m.ones(4, requires_grad=True)
+        y = x * 2
+        r = []
+        exec(HOOKED[name], {"m": m, "y": y, "r": r})
+        (y * m.arange(4.0)).sum().backward()
+        return [t.grad if isinstance(t, m.Tensor) and t.retains_grad else t for t in r], x.grad
+    same(program)
+
+
 # --- second derivatives through a rebased view ------------------------------------------------------------
 def test_second_derivatives_go_through_a_view_changed_in_place():
     def program(m):
