@@ -489,7 +489,10 @@ def _view(m, t, which, k):
 
 
 def _change(m, t, which, k, x):
-    """An in-place change of ``t``: which one, from ``which``; ``x`` the leaf, for values that require grad."""
+    """An in-place change of ``t``: which one, from ``which``; ``x`` a leaf of other memory, for values that
+    require grad. (An operand in the memory written is left to the tests above: where PyTorch does not
+    refuse it, a tensor with gaps read while written, its kernel reads elements it already changed,
+    NumPy the old ones.)"""
     if which == 0:
         t.add_(k)
     elif which == 1:
@@ -514,6 +517,7 @@ def _change(m, t, which, k, x):
 
 def _run(m, steps):
     x = (m.arange(1.0, 13.0, dtype=m.float64) / 10).reshape(3, 4).requires_grad_()
+    w = (m.arange(13.0, 25.0, dtype=m.float64) / 10).reshape(3, 4).requires_grad_()  # the operands' leaf
     tensors = [x, x * 1, m.zeros(3, 4, dtype=m.float64), x.clone()]
     happened = []
     for kind, i, which, k, no_grad in steps:
@@ -526,7 +530,7 @@ def _run(m, steps):
                     if view is not None:
                         tensors.append(view)
                 elif kind == "change":
-                    _change(m, t, which % CHANGES, k, x)
+                    _change(m, t, which % CHANGES, k, w)
                 else:
                     tensors.append(t * 2 if which % 2 else t.exp())
             happened.append(None)
@@ -547,7 +551,7 @@ def _run(m, steps):
             refused.append(clean(exc))
     if isinstance(loss, m.Tensor) and loss.requires_grad:
         loss.backward()
-    return happened, states, refused, x.grad
+    return happened, states, refused, x.grad, w.grad
 
 
 STEP = st.tuples(st.sampled_from(["view", "view", "change", "change", "operation"]), st.integers(0, 30),
