@@ -18,12 +18,12 @@ the engine reads bottom up (tests/test_engine_layers.py holds the code to this m
        update_ops.py  lerp, addcmul, addcdiv: what optimizer updates are made of
        inplace_unary.py  x.cos_(), x.exp_(), ...: elementwise functions in place
        inplace_masked.py  x.masked_fill_(mask, v), x.tril_(), x.triu_(): masking in place
-    7  autograd/      torch.autograd: backward, grad, Function, gradcheck
+    7  autograd/      torch.autograd: backward, grad, Function, gradcheck, functional (jacobian, ...), detect_anomaly
        indexing.py    x[key] and x[key] = value
     6  functional.py  the public operations (argument checks, PyTorch's errors) and the
                       registry that names each one once: torch.exp(x) and x.exp()
        backward.py    the backward pass: an iterative walk over the graph
-       inplace.py     x.add_(y), x += y, x.zero_(): writing into a tensor
+       inplace.py     x.add_(y), x += y, x.zero_(): writing into a tensor, and through a view into its base
     5  ops.py         every operation's forward and backward, side by side
     4  function.py    how an operation call becomes a graph node; autograd.Function
     3  graph.py       graph nodes, AccumulateGrad, saved tensors
@@ -89,6 +89,7 @@ from .serialization import load, save
 from .tensor import Tensor
 from .threads import get_num_threads, set_num_threads
 from .update_ops import addcdiv, addcmul, lerp
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from . import nn, optim, sampling, utils  # (they build on everything above)
 from . import multiprocessing  # torch.multiprocessing, which PyTorch imports with torch
 

@@ -26,6 +26,11 @@ What is here, and who calls it:
   becomes ready on an empty queue run at once, not through the heap (``backward.walk``).
 * ``may_take``: a leaf's first gradient becomes its ``.grad`` without a copy when nothing
   else can reach it, as PyTorch "steals" it (``graph.AccumulateGrad``).
+* ``window_sums``: average pooling's window sums as a few whole-array additions, in NumPy's
+  order (``nn/pooling.py``).
+* ``keep_columns``, ``kept_columns``: a convolution's weight gradient multiplies the columns its
+  forward made rather than making them again (``nn/conv.py``).
+* ``record_traces``: with anomaly detection on, ``_record`` steps aside (``autograd/anomaly_mode.py``).
 """
 from __future__ import annotations
 
@@ -39,6 +44,7 @@ from .broadcast import check_broadcast
 from .tensor import Tensor
 
 enabled = os.environ.get("AUTOGRAD_CORE_SPEED", "1") != "0"
+_State = grad_mode._State  # (grad mode's flags, one lookup nearer)
 
 # The tensor classes the shortcuts below take. ``type(x) in _TENSORS`` costs the same for any
 # object, where ``isinstance(x, Tensor)`` is slow for everything but a plain Tensor (a number,
@@ -74,6 +80,8 @@ def arithmetic(plain, ufunc, node=None, reflected=False):
     or two tensors of one float dtype and one shape: nothing to promote or broadcast, so
     when something must be recorded the ``node`` class is applied directly, and when not
     (under ``no_grad``, and inside every backward formula) the result is NumPy's ``ufunc``."""
+    recordable = node is not None and not node.saves_result  # (a node that saves its output: the plain path)
+
     def operator(self, other):
         a = self._data
         if enabled and a.dtype.kind == "f":
@@ -83,10 +91,10 @@ def arithmetic(plain, ufunc, node=None, reflected=False):
                 b = other._data
             else:
                 return plain(self, other)
-            if grad_mode._State.enabled and (self._requires_grad or type(other) in _TENSORS and other._requires_grad):
+            if _State.enabled and (self._requires_grad or type(other) in _TENSORS and other._requires_grad):
+                if recordable and _recording is not None and type(self) in _TENSORS:
+                    return _record(node, self, other)
                 if node is not None:
-                    if _recording is not None and type(self) in _TENSORS and not node.saves_result:
-                        return _record(node, self, other)
                     return node.apply(self, other)
             else:
                 out = ufunc(b, a) if reflected else ufunc(a, b)
@@ -99,12 +107,19 @@ def arithmetic(plain, ufunc, node=None, reflected=False):
 
 # What recording a node takes, from function.py (a layer above this one), which owns it and
 # hands it over when it is imported: accumulator_of, the creation counter, _describe_inputs.
-_recording = None
+_recording = _recorder = None
 
 
 def can_record(accumulator_of, sequence, describe_inputs):
+    global _recording, _recorder
+    _recording = _recorder = (accumulator_of, sequence, describe_inputs)
+
+
+def record_traces(on):
+    """With anomaly detection on, every node keeps the forward call that made it, which the plain
+    path records (``function._start_recording``): ``_record`` steps aside meanwhile."""
     global _recording
-    _recording = (accumulator_of, sequence, describe_inputs)
+    _recording = None if on else _recorder
 
 
 def _record(node, a, b):
@@ -136,8 +151,10 @@ def _record(node, a, b):
     if described is None:
         described = shared_description(signature, describe_inputs)
     ctx._next_nrs, ctx.needs_input_grad, ctx._input_shapes = described
+    ctx._gradients_fit = True  # (the inputs have the output's shape: nothing to sum back in backward)
     out = node.forward(ctx, a, b)
     return Tensor._make(out if type(out) is np.ndarray else np.asarray(out), True, ctx)
+
 
 
 def in_place_unrecorded(tensor, ufunc, other):
@@ -147,22 +164,24 @@ def in_place_unrecorded(tensor, ufunc, other):
     if not enabled or grad_mode._State.enabled and (tensor._requires_grad or getattr(other, "_requires_grad", False)):
         return None
     operand = other._data if type(other) in _TENSORS else other
-    if type(operand) not in (np.ndarray, float, int) or tensor._data.dtype.kind == "b":
-        return None
+    if type(operand) not in (np.ndarray, float, int) or tensor._data.dtype.kind == "b" or 0 in tensor._data.strides:
+        return None  # (a stride of 0: an expanded tensor, which the plain path may refuse)
+    if type(operand) is np.ndarray and np.may_share_memory(tensor._data, operand):
+        return None  # (the plain path refuses an operand that covers part of the tensor)
     try:
         ufunc(tensor._data, operand, out=tensor._data, casting="same_kind")
     except (TypeError, ValueError):  # int tensor and float operand, shapes that do not fit
         return None
-    tensor._version_counter.value += 1
+    tensor._version_counter.bump()
     return tensor
 
 
 def zero_unrecorded(tensor):
     """``tensor.zero_()`` when nothing is recorded: fill in place. False where the plain path must do it."""
-    if not enabled or grad_mode._State.enabled and tensor._requires_grad:
+    if not enabled or grad_mode._State.enabled and tensor._requires_grad or 0 in tensor._data.strides:
         return False
     tensor._data.fill(0)
-    tensor._version_counter.value += 1
+    tensor._version_counter.bump()
     return True
 
 
@@ -179,6 +198,49 @@ def keep_where(mask, grad):
     kept = g * mask._data
     kept += 0
     return Tensor._make(kept)
+
+
+# -- pooling ------------------------------------------------------------------------------
+def window_sums(x, windows):
+    """``windows.sum((-2, -1))`` for ``windows``, a view (..., Ho, Wo, kh, kw) of the windows of
+    the array ``x`` (``nn.pooling``'s average pooling), added as whole slices instead of window by
+    window. NumPy's reduction adds each window's rows one element after the other, then the rows
+    one after the other; so does this, in the same order, so the bits are the same (the pooling
+    tests run both ways). None where NumPy may add otherwise: a row of 8 or more (summed pairwise),
+    float16 (summed in float32), ``x`` not contiguous or one output row or column (walked in
+    another order)."""
+    *_, ho, wo, kh, kw = windows.shape
+    if (not enabled or kw >= 8 or kh >= 8 or ho < 2 or wo < 2 or x.dtype not in _SUMMED_IN_ORDER
+            or not x.flags.c_contiguous):
+        return None
+    total = None
+    for i in range(kh):
+        row = windows[..., i, 0].copy()
+        for j in range(1, kw):
+            row += windows[..., i, j]
+        total = row if total is None else np.add(total, row, out=total)
+    return total
+
+
+_SUMMED_IN_ORDER = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+# -- convolution --------------------------------------------------------------------------
+def keep_columns(node, columns):
+    """A convolution's node keeps the columns its forward multiplied (im2col's matrix, as
+    (groups, N*L, k)): its weight's gradient multiplies the same matrix, which the plain backward
+    makes again (``nn/conv.py``). Kept only where the node needs the weight's gradient."""
+    if enabled and node is not None and node.needs_input_grad and node.needs_input_grad[1]:
+        node._columns = columns
+
+
+def kept_columns(node):
+    """The kept columns, once (a second backward makes them again), as a tensor; None when the
+    backward is recorded (``create_graph``: the plain path records the im2col it differentiates)."""
+    columns = node.__dict__.pop("_columns", None)
+    if columns is None or _State.enabled:
+        return None
+    return Tensor._make(columns)
 
 
 # -- recording ---------------------------------------------------------------------------
@@ -198,11 +260,12 @@ def shared_description(signature, describe):
 
 
 # -- the backward walk ------------------------------------------------------------------
-def walk(ready, buffers, deps, retain_graph, fit_gradients, plain_step, leaf_type):
+def walk(ready, buffers, deps, retain_graph, fit_gradients, plain_step):
     """The loop of ``backward.walk`` for ``x.backward()``, with ``run_node``, ``_call_backward``,
-    ``_send`` and ``_add_to_buffer`` written out for an operation's
-    node of one output, without hooks, that received its gradient; a leaf's node and any other
-    node take ``plain_step`` (the plain loop's body). Same order, same sums, same frees.
+    ``_send`` and ``_add_to_buffer`` written out for an operation's node of one output, without
+    hooks (``node._simple``), that received its gradient; a leaf's node and any other node take
+    ``plain_step`` (the plain loop's body). Same order, same sums, same frees. A node made by
+    ``_record`` returns gradients of its inputs' shapes (``_gradients_fit``): no fitting.
 
     One step more: a node made ready while the queue is empty is the node the queue would hand
     out next, so it is kept at hand (``node``, ``grad``) instead of going through the heap and
@@ -214,23 +277,24 @@ def walk(ready, buffers, deps, retain_graph, fit_gradients, plain_step, leaf_typ
         if node is None:
             node = pop()
             grad_outputs = buffers.pop(node, None)
-            if (grad_outputs is None or len(grad_outputs) != 1 or grad_outputs[0] is None or type(node) is leaf_type
-                    or node._pre_hooks or node._post_hooks):
+            if grad_outputs is None or len(grad_outputs) != 1 or grad_outputs[0] is None or not node._simple:
                 plain_step(node, grad_outputs or [None])
                 node = None
                 continue
             grad = grad_outputs[0]
-        grad_inputs = fit_gradients(node, type(node).backward(node, grad))
-        if not retain_graph:
+        grad_inputs = type(node).backward(node, grad)
+        if not node._gradients_fit:
+            grad_inputs = fit_gradients(node, grad_inputs)
+        if not retain_graph and (node._saved or node._own_output is not None):  # (what release frees)
             node.release_saved_tensors()
         at_hand = at_hand_grad = None
         for child, nr, g in zip(node._next_nodes, node._next_nrs, grad_inputs):
             if child is None:
                 continue
-            deps[child] -= 1
-            if (not deps[child] and not heap and at_hand is None and g is not None and type(child) is not leaf_type
-                    and child._num_outputs == 1 and child not in buffers and not child._pre_hooks
-                    and not child._post_hooks):
+            waiting = deps[child] - 1
+            deps[child] = waiting
+            if (not waiting and not heap and at_hand is None and g is not None and child._simple
+                    and child._num_outputs == 1 and child not in buffers):
                 at_hand, at_hand_grad = child, g
                 continue
             if g is not None:
@@ -238,7 +302,7 @@ def walk(ready, buffers, deps, retain_graph, fit_gradients, plain_step, leaf_typ
                 if slots is None:
                     slots = buffers[child] = [None] * child._num_outputs
                 slots[nr] = g if slots[nr] is None else slots[nr] + g
-            if not deps[child]:
+            if not waiting:
                 if at_hand is not None:  # pushed where the plain loop pushed it
                     buffers[at_hand] = [at_hand_grad]
                     push(at_hand)

@@ -28,9 +28,8 @@ import heapq
 
 import numpy as np
 
-from . import _speed, grad_mode
-from .broadcast import sum_to_shape
-from .graph import _LEAVES_FIRST, AccumulateGrad
+from . import _speed, grad_mode, torch_warnings
+from .graph import _LEAVES_FIRST, AccumulateGrad, fit_gradients
 
 
 def run_backward(roots, grads, retain_graph=False, create_graph=False):
@@ -65,6 +64,8 @@ def walk(roots, grads, run, retain_graph, create_graph):
     for (node, nr), g in zip(roots, grads):
         _add_to_buffer(buffers, node, nr, g)
     ready = ReadyQueue(node for node, _ in roots if not deps.get(node))
+    if grad_mode._State.anomaly:
+        run = reporting_anomalies(run)
     # PyTorch computes inf and nan in a backward formula silently (sqrt's at 0, say): so does NumPy here
     with grad_mode.set_grad_enabled(create_graph), np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if run is run_node and _speed.enabled:  # the same walk, with this loop's steps written out
@@ -72,7 +73,7 @@ def walk(roots, grads, run, retain_graph, create_graph):
                 if node._pre_hooks:
                     grad_outputs = _run_pre_hooks(node, grad_outputs)
                 _send(node, run(node, grad_outputs, retain_graph, create_graph), buffers, deps, ready)
-            _speed.walk(ready, buffers, deps, retain_graph, fit_gradients, plain_step, AccumulateGrad)
+            _speed.walk(ready, buffers, deps, retain_graph, fit_gradients, plain_step)
             return
         while ready.heap:
             node = ready.pop()
@@ -111,6 +112,30 @@ def run_node(node, grad_outputs, retain_graph, create_graph):
     if node._post_hooks:
         grad_inputs = _run_post_hooks(node, grad_inputs, grad_outputs)
     return grad_inputs
+
+
+def reporting_anomalies(run):
+    """``run`` with anomaly detection's reports: a node whose backward fails, or (``check_nan``)
+    returns nan, is named in a warning with the forward call that made it, as PyTorch does."""
+    def run_reporting(node, grad_outputs, retain_graph, create_graph):
+        try:
+            grad_inputs = run(node, grad_outputs, retain_graph, create_graph)
+            if grad_mode._State.anomaly_check_nan:
+                for i, g in enumerate(grad_inputs):
+                    if g is not None and np.isnan(g._data).any():
+                        raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+        except Exception:
+            trace = getattr(node, "_forward_trace", None)
+            if trace is None:
+                torch_warnings.warn(f"Error detected in {node.name()}. No forward pass information available. Enable "
+                                    "detect anomaly during forward pass for more information.", "anomaly without trace")
+            else:
+                torch_warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the "
+                                    f"error:\n{''.join(trace)}", "anomaly")
+            raise
+        return grad_inputs
+
+    return run_reporting
 
 
 def count_dependencies(roots):
@@ -226,36 +251,3 @@ def _call_backward(node, grad_outputs):
     else:  # nothing arrived: nothing flows on
         return (None,) * len(node._next_nodes)
     return fit_gradients(node, type(node).backward(node, *grad_outputs))
-
-
-def fit_gradients(node, result):
-    """What a backward formula returned, as one gradient per input, each of its input's shape."""
-    if type(result) is not tuple:
-        result = (result,)
-    if len(result) != len(node._next_nodes):
-        result = _drop_extra_nones(node, result)
-    shapes = node._input_shapes
-    for i, g in enumerate(result):
-        # An input that was broadcast in forward (constants need no gradient at all):
-        if g is not None and g._data.shape != shapes[i] and node._next_nodes[i] is not None:
-            result = result[:i] + (_unbroadcast(node, i, g, shapes[i]),) + result[i + 1:]
-    return result
-
-
-def _drop_extra_nones(node, result):
-    n = len(node._next_nodes)
-    if len(result) > n and all(r is None for r in result[n:]):
-        return result[:n]
-    raise RuntimeError(
-        f"function {node.name()} returned an incorrect number of gradients (expected {n}, got {len(result)})"
-    )
-
-
-def _unbroadcast(node, i, grad, shape):
-    try:
-        return sum_to_shape(grad, shape)
-    except Exception:
-        raise RuntimeError(
-            f"Function {node.name()} returned an invalid gradient at index {i} - got "
-            f"{list(grad.shape)} but expected shape compatible with {list(shape)}"
-        ) from None

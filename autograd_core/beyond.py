@@ -15,6 +15,8 @@ Regenerate the list with PyTorch installed: ``python -c "from autograd_core impo
 from __future__ import annotations
 
 import builtins
+import dis
+import sys
 from pathlib import Path
 
 from . import torch_names as _recorded
@@ -38,15 +40,20 @@ def torch_names(namespace):
     return _names.get(namespace, frozenset())
 
 
-class NotImplementedError(builtins.NotImplementedError, AttributeError):  # noqa: A001 (printed as PyTorch users know it)
-    """A feature of PyTorch that the engine does not have."""
+class NotImplementedError(builtins.NotImplementedError):  # noqa: A001 (printed as PyTorch users know it)
+    """A feature of PyTorch that the engine does not have (what ``from torch.fft import fft`` raises)."""
 
 
-NotImplementedError.__module__ = "builtins"  # a traceback's last line reads "NotImplementedError: ..."
+class BeyondAttribute(NotImplementedError, AttributeError):
+    """The same, for ``torch.fft`` or ``x.stft``: also an ``AttributeError``, so that ``hasattr`` says no."""
+
+
+for _error in (NotImplementedError, BeyondAttribute):  # a traceback's last line reads "NotImplementedError: ..."
+    _error.__module__, _error.__name__, _error.__qualname__ = "builtins", "NotImplementedError", "NotImplementedError"
 
 
 def beyond(feature):
-    return NotImplementedError(f"{feature} is beyond autograd_core; {COVERS}")
+    return BeyondAttribute(f"{feature} is beyond autograd_core; {COVERS}")
 
 
 def missing(namespace, name, owner=None):
@@ -64,9 +71,22 @@ def module_getattr(namespace):
     def __getattr__(name):
         if name.startswith("__"):
             raise AttributeError(f"module '{namespace}' has no attribute '{name}'")
-        raise missing(namespace, name)
+        error = missing(namespace, name)
+        if isinstance(error, BeyondAttribute) and _importing_from(sys._getframe(1)):
+            raise NotImplementedError(*error.args) from None
+        raise error
 
     return __getattr__
+
+
+def _importing_from(frame):
+    """Is ``frame`` running ``from module import name``? Python turns an ``AttributeError`` raised
+    there into "ImportError: cannot import name ... (a path inside the engine)", so the one-line
+    error is raised there as a plain ``NotImplementedError``."""
+    return frame.f_code.co_code[frame.f_lasti] == _IMPORT_FROM
+
+
+_IMPORT_FROM = dis.opmap["IMPORT_FROM"]
 
 
 def names_of_installed_torch():

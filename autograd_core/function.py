@@ -20,11 +20,15 @@ an edge in ``next_functions``); keyword arguments are plain parameters.
 """
 from __future__ import annotations
 
+import os
+import traceback
 import weakref
+from pathlib import Path
 
 import numpy as np
 
 from . import _speed, grad_mode
+from .dtypes import ShownAs
 from .graph import AccumulateGrad, Node, SavedTensor, _sequence
 from .tensor import Tensor
 
@@ -50,6 +54,8 @@ def accumulator_of(leaf):
     ref = leaf._grad_accumulator
     node = ref() if ref is not None else None
     if node is None:
+        if leaf._inherits_grad:  # a view that requires grad only through its base: no .grad (as in PyTorch)
+            return None
         node = AccumulateGrad(leaf)
         leaf._grad_accumulator = weakref.ref(node)  # weak: the leaf must not keep its graph alive
     return node
@@ -75,15 +81,61 @@ def _start_recording(ctx, inputs):
             nodes.append(None)
             signature += (None, None)
     ctx._seq = next(_sequence)
+    if _State.anomaly:
+        ctx._forward_trace = forward_trace()
     ctx._next_nodes = tuple(nodes)
     described = _speed.shared_description(tuple(signature), _describe_inputs)
     ctx._next_nrs, ctx.needs_input_grad, ctx._input_shapes = described
+
+
+def forward_trace():
+    """Where the operation being recorded was called from, as ``traceback.format_stack`` lines, the
+    engine's own frames left out: what anomaly detection shows when its backward fails."""
+    return traceback.format_list([frame for frame in traceback.extract_stack()
+                                  if not frame.filename.startswith(_ENGINE)])
+
+
+_ENGINE = str(Path(__file__).parent) + os.sep
+_State = grad_mode._State
 
 
 def _describe_inputs(signature):
     """Output numbers, needs_input_grad and shapes of a node's inputs, from its signature."""
     nrs = signature[0::2]
     return tuple(0 if nr is None else nr for nr in nrs), tuple(nr is not None for nr in nrs), signature[1::2]
+
+
+def made_view(view, of, kind=None):
+    """Record that ``view`` shares ``of``'s memory: one storage, one version counter, and the base
+    (``view._base``: the tensor at the root of the chain of views).
+
+    ``kind`` says how PyTorch may treat an in-place change of the view (its "creation meta"):
+    None for an ordinary view, whose change is recorded on its base (``CopySlices``);
+    ``"multi_output"`` for an output of ``unbind`` or ``split``, ``"custom_function"`` for a view
+    a custom ``Function`` returned, and ``"no_grad"`` (``"inference_mode"``) for a view made where
+    nothing is recorded, all of which PyTorch refuses to change in place while recording. A view of
+    such a view keeps its kind (an inference one above all). The counter keeps a weak reference to the
+    view, to tell it when the storage changes (``tensor.StaleView``).
+    """
+    counter = of._version_counter
+    view._counter = counter
+    base, inherited = of._base, None
+    if base is None:
+        base = of
+    else:
+        inherited = of._view_kind
+    view._base = base
+    view._attr_version = counter.value  # the version its grad_fn was made at
+    if not grad_mode._State.enabled:
+        kind = "inference_mode" if grad_mode._State.inference else "no_grad"
+        if base._requires_grad:  # in PyTorch a view of a tensor that requires grad requires grad too
+            view._requires_grad = view._inherits_grad = True
+    if inherited is not None and (kind is None or inherited == "inference_mode"):
+        kind = inherited
+    if kind is not None:
+        view._view_kind = kind
+    counter.add_view(view)
+    return view
 
 
 _speed.can_record(accumulator_of, _sequence, _describe_inputs)  # (what _speed.arithmetic records with)
@@ -120,10 +172,15 @@ class FunctionCtx:
     """What ``ctx`` offers inside a user ``Function``: the node itself, as in PyTorch."""
 
 
-class BackwardCFunction(Node):
-    """The node class made for each user ``Function`` (``MyFuncBackward``)."""
+class BackwardCFunction(Node, metaclass=ShownAs):
+    """The node class made for each user ``Function`` (``MyFuncBackward``), shown where PyTorch
+    shows it: ``<torch.autograd.function.MyFuncBackward object at 0x...>``."""
 
     _forward_cls = None
+    _shown_as = "torch.autograd.function.BackwardCFunction"
+
+    def __repr__(self):
+        return f"<torch.autograd.function.{type(self).__name__} object at {hex(id(self))}>"
 
     def mark_non_differentiable(self, *tensors):
         self._non_differentiable = {id(t) for t in tensors}
@@ -174,7 +231,9 @@ class Function:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls._backward_cls = type(cls.__name__ + "Backward", (BackwardCFunction,), {"_forward_cls": cls})
+        name = cls.__name__ + "Backward"
+        cls._backward_cls = type(name, (BackwardCFunction,), {"_forward_cls": cls,
+                                                              "_shown_as": f"torch.autograd.function.{name}"})
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError(
@@ -218,6 +277,8 @@ class Function:
                 t = Tensor._make(o._data, True, ctx)
                 t._version_counter = o._version_counter  # a tensor saved in forward is the same storage
                 t._output_nr = nr
+                if o._base is not None or any(o is a for a in args):  # a view, or an input returned as it is:
+                    made_view(t, o, "custom_function")  # a view that may not change in place, as in PyTorch
                 wrapped.append(t)
             elif isinstance(o, Tensor):
                 wrapped.append(o.detach())

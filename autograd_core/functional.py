@@ -603,8 +603,17 @@ def _infer_shape(shape, numel):
 
 @public()
 def reshape(input, *shape):
+    """A view when the memory allows (``ViewBackward0``; ``ReshapeAliasBackward0`` for a tensor that is not
+    contiguous), else a copy: ``UnsafeViewBackward0`` of a ``clone``, as PyTorch records them (the copy is
+    not a view: changing it leaves ``input`` alone)."""
     shape = _infer_shape(_shape_arg(shape), input._data.size)
-    return ops.ViewBackward0.apply(input, shape=shape)
+    if input._data.flags.c_contiguous:
+        return ops.ViewBackward0.apply(input, shape=shape)
+    try:
+        _reshape_without_copy(input._data, shape)
+    except (AttributeError, ValueError):
+        return ops.UnsafeViewBackward0.apply(ops.CloneBackward0.apply(input), shape=shape)
+    return ops.ReshapeAliasBackward0.apply(input, shape=shape)
 
 
 def _reshape_without_copy(array, shape):
@@ -639,6 +648,10 @@ def flatten(input, start_dim=0, end_dim=-1):
     if input.ndim == 0:
         return reshape(input, 1)
     s, e = _wrap_dim(start_dim, input.ndim), _wrap_dim(end_dim, input.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input  # nothing to flatten: the tensor itself, as in PyTorch
     shape = input.shape
     return reshape(input, *shape[:s], math.prod(shape[s:e + 1]), *shape[e + 1:])
 
@@ -804,33 +817,38 @@ def cat(tensors, dim=0):
 @public()
 @accepts_numpy_names
 def unbind(input, dim=0):
-    d = _wrap_dim(dim, input.ndim)
-    return tuple(input.select(d, i) for i in range(input.shape[d]))
+    """The slices along ``dim``: views of ``input`` made by one node (``UnbindBackward0``)."""
+    return ops.UnbindBackward0.apply(input, dim=_wrap_dim(dim, input.ndim))
 
 
 @public()
 @accepts_numpy_names
 def split(input, split_size_or_sections, dim=0):
+    """Pieces along ``dim``: of ``split_size`` each (the last one may be smaller; ``SplitBackward0``)
+    or of the sizes listed (``SplitWithSizesBackward0``); views of ``input`` made by one node."""
     d = _wrap_dim(dim, input.ndim)
     n = input.shape[d]
     if isinstance(split_size_or_sections, numbers.Integral):
-        sizes = [split_size_or_sections] * (n // split_size_or_sections)
-        if n % split_size_or_sections:
-            sizes.append(n % split_size_or_sections)
-    else:
-        sizes = list(split_size_or_sections)
-    out, start = [], 0
-    for s in sizes:
-        out.append(input.narrow(d, start, s))
-        start += s
-    return tuple(out)
+        size = int(split_size_or_sections)
+        if size < 0 or (size == 0 and n):
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
+                               if size == 0 else f"split expects split_size be non-negative, but got split_size={size}")
+        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
+        return ops.SplitBackward0.apply(input, sizes=sizes, dim=d)
+    sizes = [int(s) for s in split_size_or_sections]
+    if builtins.sum(sizes) != n or builtins.any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                           f"dimension {d}), but got split_sizes={sizes}")
+    return ops.SplitWithSizesBackward0.apply(input, sizes=sizes, dim=d)
 
 
 @public()
 @accepts_numpy_names
 def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input.shape[_wrap_dim(dim, input.ndim)]
-    return split(input, -(-n // chunks), dim)
+    return split(input, -(-n // chunks), dim) if n else split(input, [0] * chunks, dim)
 
 
 @public()

@@ -13,6 +13,8 @@ class _State:
     # One flag for the whole process; the engine reads it on every operation.
     enabled = True
     inference = False  # inside inference_mode (inference_mode.py): the tensors made are inference tensors
+    anomaly = False  # anomaly detection (autograd/anomaly_mode.py): nodes keep where they were made
+    anomaly_check_nan = True  # ... and a backward that returns nan fails
 
 
 def is_grad_enabled():

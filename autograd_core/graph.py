@@ -18,6 +18,7 @@ import itertools
 import re
 
 from . import _speed, grad_mode, saved_names
+from .broadcast import sum_to_shape
 from .hooks import add_hook, apply_tensor_hook
 from .tensor import Tensor
 
@@ -55,6 +56,12 @@ INFERENCE_TENSOR_SAVED = (
     "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
     "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use it "
     "in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
+
+
+_HINT = ("enable anomaly detection to find the operation that failed to compute its gradient, with "
+         "torch.autograd.set_detect_anomaly(True, check_nan=False).")
+_ANOMALY_HINT = ("the backtrace further above shows the operation that failed to compute its gradient. The variable "
+                 "in question was changed in there or anywhere later. Good luck!")
 
 
 class SavedTensor:
@@ -116,9 +123,8 @@ class SavedTensor:
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace "
                 f"operation: [torch.{t.dtype.legacy_name} [{', '.join(map(str, t.shape))}]]{which} is at "
-                f"version {self.counter.value}; expected version {self.version} instead. Hint: enable anomaly "
-                "detection to find the operation that failed to compute its gradient, with "
-                "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+                f"version {self.counter.value}; expected version {self.version} instead. Hint: "
+                + (_ANOMALY_HINT if grad_mode._State.anomaly else _HINT)
             )
         return t
 
@@ -134,6 +140,8 @@ class Node:
     _pre_hooks = None
     _post_hooks = None
     _num_outputs = 1
+    _simple = True  # no hooks and not a leaf's AccumulateGrad: what _speed.walk may run itself
+    _gradients_fit = False  # its backward's gradients have its inputs' shapes already (set by _speed._record)
     needs_input_grad = ()
     _next_nodes = ()  # per input: the node its gradient flows to (None: a constant)
     _next_nrs = ()  # per input: which output of that node the input was
@@ -196,12 +204,14 @@ class Node:
         """``hook(grad_inputs, grad_outputs)`` runs after this node's backward."""
         if self._post_hooks is None:
             self._post_hooks = {}
+        self._simple = False
         return add_hook(self._post_hooks, hook)
 
     def register_prehook(self, hook):
         """``hook(grad_outputs)`` runs before this node's backward; it may return new grads."""
         if self._pre_hooks is None:
             self._pre_hooks = {}
+        self._simple = False
         return add_hook(self._pre_hooks, hook)
 
     def _add_tensor_hook(self, hook):
@@ -212,6 +222,8 @@ class Node:
 
 class AccumulateGrad(Node):
     """The end of every path: adds the incoming gradient into a leaf's ``.grad``."""
+
+    _simple = False
 
     def __init__(self, variable):
         self.variable = variable
@@ -238,3 +250,37 @@ class AccumulateGrad(Node):
         else:
             leaf._grad._data += grad._data  # in place, like PyTorch: x.grad keeps its identity
             leaf._grad._version_counter.value += 1
+
+
+# -- what a backward formula returned, brought to its inputs' shapes -------------------------
+def fit_gradients(node, result):
+    """What a backward formula returned, as one gradient per input, each of its input's shape."""
+    if type(result) is not tuple:
+        result = (result,)
+    if len(result) != len(node._next_nodes):
+        result = _drop_extra_nones(node, result)
+    shapes = node._input_shapes
+    for i, g in enumerate(result):
+        # An input that was broadcast in forward (constants need no gradient at all):
+        if g is not None and g._data.shape != shapes[i] and node._next_nodes[i] is not None:
+            result = result[:i] + (_unbroadcast(node, i, g, shapes[i]),) + result[i + 1:]
+    return result
+
+
+def _drop_extra_nones(node, result):
+    n = len(node._next_nodes)
+    if len(result) > n and all(r is None for r in result[n:]):
+        return result[:n]
+    raise RuntimeError(
+        f"function {node.name()} returned an incorrect number of gradients (expected {n}, got {len(result)})"
+    )
+
+
+def _unbroadcast(node, i, grad, shape):
+    try:
+        return sum_to_shape(grad, shape)
+    except Exception:
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index {i} - got "
+            f"{list(grad.shape)} but expected shape compatible with {list(shape)}"
+        ) from None

@@ -4,8 +4,9 @@ A key is read as PyTorch reads it (``index_key``: tensors and lists inside it be
 NumPy arrays), checked with PyTorch's errors, then applied one item at a time with the
 node classes of ``ops.py``: an int is a ``SelectBackward0``, a slice a
 ``SliceBackward0``, ``None`` an ``UnsqueezeBackward0`` (all views), and the integer
-arrays and masks, together, one ``IndexBackward0`` (a copy). Writing records a
-``CopySlices`` node through ``inplace.write``.
+arrays and masks, together, one ``IndexBackward0`` (a copy). Writing (``setitem``) copies
+into the view the same items select, or puts values at the arrays' places (``index_put_``),
+through ``inplace.write``.
 """
 from __future__ import annotations
 
@@ -49,6 +50,15 @@ def index(input, key):
             return ops.SliceBackward0.apply(input, key=key)
         key = (key,)
     _check_index(input, key)
+    out, rest = _views_of(input, key)
+    if rest is not None:
+        return ops.IndexBackward0.apply(out, key=rest)
+    return out if out is not input else ops.AliasBackward0.apply(input)
+
+
+def _views_of(input, key):
+    """The view that the ints, slices, ``...`` and ``None`` of ``key`` select (``input`` itself if
+    none does), and the key left for the integer arrays and masks over its dims (None if none)."""
     out, dim, rest = input, 0, []  # rest: the key left for the arrays, over out's dims
     for k in key:
         if k is Ellipsis:
@@ -64,14 +74,18 @@ def index(input, key):
                 out = ops.SliceBackward0.apply(out, key=(slice(None),) * dim + (k,))
             rest.append(slice(None))
             dim += 1
+        elif isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype == bool:  # as PyTorch: a new dim, taken or not
+            out = ops.UnsqueezeBackward0.apply(out, dim=dim)
+            rest.append(np.zeros(1 if k else 0, np.int64))
+            dim += 1
         elif isinstance(k, np.ndarray):
             rest.append(k)
             dim += _dims_taken(k)
         else:
             out = ops.SelectBackward0.apply(out, key=(slice(None),) * dim + (k,))
     if builtins.any(isinstance(k, np.ndarray) for k in rest):
-        return ops.IndexBackward0.apply(out, key=tuple(rest))
-    return out if out is not input else ops.AliasBackward0.apply(input)
+        return out, tuple(rest)
+    return out, None
 
 
 def _dims_taken(k):
@@ -109,7 +123,7 @@ def _check_index(input, items):
                     f"The shape of the mask {list(k.shape)} at index 0 does not match the shape of the indexed "
                     f"tensor {list(input.shape)} at index {dim}"
                 )
-            arrays.append(k.nonzero()[0])
+            arrays.append(np.flatnonzero(k) if k.ndim == 0 else k.nonzero()[0])
             dim += k.ndim
             continue
         elif isinstance(k, np.ndarray):
@@ -134,18 +148,80 @@ def _check_index(input, items):
 
 
 def setitem(self, key, value):
-    """``x[key] = value``: a write into x's memory, recorded as ``CopySlices`` when needed."""
+    """``x[key] = value``, as PyTorch does it: the ints, slices, ``...`` and ``None`` of ``key`` select
+    a view, into which ``value`` is copied (a number is filled in); integer arrays and masks then
+    make it an ``index_put_``. When recorded, a change of a view is a ``CopySlices`` on its base
+    (``inplace.rebase``); ``x[mask] = v`` on ``x`` itself is an ``IndexPutBackward0``."""
     key = index_key(key)
-    _check_index(self, key if type(key) is tuple else (key,))
-    if isinstance(value, Tensor) and value._data.ndim and value._data.shape[0] == 1:
-        value = _without_leading_ones(value)
+    items = key if type(key) is tuple else (key,)
+    _check_index(self, items)
+    if key is False or (type(key) is tuple and builtins.any(k is False for k in key)):
+        return  # x[False] = v selects nothing
     recording = grad_mode._State.enabled and (self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
-    if not recording:
-        self._data[key] = value._data if isinstance(value, Tensor) else value
-        self._version_counter.value += 1
+    if not recording and 0 not in self._data.strides and not (
+            isinstance(value, Tensor) and np.may_share_memory(self._data, value._data)):
+        # (else the general path below: a stride of 0, where only the part written may not repeat; a value
+        # in self's own memory, which PyTorch may refuse)
+        if isinstance(value, list):
+            raise TypeError(f"can't assign a list to a torch.{self.dtype.legacy_name}")
+        if isinstance(value, Tensor) and value._data.ndim and value._data.shape[0] == 1:
+            value = _without_leading_ones(value)
+        try:
+            self._data[key] = value._data if isinstance(value, Tensor) else value
+        except ValueError:
+            _shape_mismatch(self, key, items, value)
+            raise
+        self._version_counter.bump()
         return
-    value = value if isinstance(value, Tensor) else Tensor._make(np.asarray(value, dtype=self._data.dtype))
-    inplace.write(self, lambda t: ops.CopySlices.apply(t, value, key=key), value)
+    if not isinstance(value, Tensor):
+        if isinstance(value, list):
+            raise TypeError(f"can't assign a list to a torch.{self.dtype.legacy_name}")
+        value = Tensor._make(np.asarray(value, dtype=self._data.dtype))
+    if isinstance(key, slice) and key.indices(self.shape[0]) == (0, self.shape[0], 1):
+        target, rest = self, None  # x[:] = v changes x itself (x[:] alone is a SliceBackward0 view)
+    else:
+        target, rest = _views_of(self, items)
+    if rest is not None:
+        _check_values_fit(value, target._data[rest].shape)
+        inplace.index_put_(target, rest, value)
+    else:
+        _copy_to(target, value)
+
+
+def _copy_to(target, value):
+    """PyTorch's copy into an indexed view: the same shape is a copy, a 0-d value fills it, another
+    shape is broadcast (leading dims of size 1 dropped) and copied."""
+    if target.shape == value.shape:
+        inplace.copy_(target, value)
+    elif value._data.ndim == 0:
+        inplace.fill_(target, value)
+    else:
+        ones = 0
+        while value.ndim - ones > target.ndim and value.shape[ones] == 1:
+            ones += 1
+        value = value.view(*value.shape[ones:])
+        inplace.copy_(target, value if value.shape == target.shape else value.expand(*target.shape))
+
+
+def _check_values_fit(value, shape):
+    try:
+        np.broadcast_shapes(value._data.shape, shape)
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to indexing "
+                           f"result of shape {list(shape)}") from None
+
+
+def _shape_mismatch(self, key, items, value):
+    """PyTorch's error for a value whose shape does not fit what ``key`` selects (NumPy's ValueError
+    otherwise)."""
+    if not isinstance(value, Tensor):
+        return
+    selected = self._data[key].shape
+    if builtins.any(isinstance(k, np.ndarray) for k in items):
+        _check_values_fit(value, selected)
+    else:
+        with grad_mode.no_grad():
+            _copy_to(Tensor._make(np.empty(selected, self._data.dtype)), value)  # expand's error, as PyTorch's
 
 
 def _without_leading_ones(value):

@@ -36,7 +36,8 @@ def _legacy_init(self, *args, **kwargs):
         alias = ops.AliasBackward0.apply(args[0])
         self._data, self._requires_grad, self._grad_fn = alias._data, alias._requires_grad, alias._grad_fn
         self._grad, self._output_nr, self._counter = None, 0, alias._counter
-        self._base = alias._base
+        self.__dict__.update(alias.__dict__)  # what made it a view of t (_base, ...)
+        self._counter.add_view(self)  # (told of in-place changes of t's memory, as alias was)
         return
     if len(args) == 1 and not isinstance(args[0], numbers.Integral):
         t = tensor(args[0], dtype=dtypes.get_default_dtype())

@@ -19,7 +19,8 @@ import math
 import numpy as np
 
 from . import _speed, dtypes, float32_math, grad_mode
-from .function import Op
+from .function import NOT_RECORDING, Op, _start_recording, made_view
+from .graph import Node, fit_gradients
 from .tensor import Tensor, _wrap_dim
 
 
@@ -577,7 +578,7 @@ class GatherBackward0(Op):
         # Spell the gather as an advanced index so repeated positions add up.
         key = list(np.indices(ctx.index.shape, sparse=True))
         key[ctx.dim] = ctx.index
-        return (IndexPutBackward0.apply(grad, shape=ctx.shape, key=tuple(key)),)
+        return (put_into_zeros(grad, ctx.shape, tuple(key)),)
 
 
 class LinalgVectorNormBackward0(Op):
@@ -675,10 +676,63 @@ class _View(Op):
 
     @classmethod
     def apply(cls, a, **params):
-        out = super().apply(a, **params)
-        out._version_counter = a._version_counter  # a view and its base are one storage
-        out._base = a if a._base is None else a._base
-        return out
+        return made_view(super().apply(a, **params), a)
+
+
+class _MultiOutputView(Op):
+    """Base of ``unbind`` and ``split``: one node, several views of the input (output ``i`` of the
+    node is ``views[i]``). PyTorch refuses to change such a view in place while recording."""
+
+    @classmethod
+    def apply(cls, a, **params):
+        recording = grad_mode._State.enabled and a._requires_grad
+        ctx = cls.__new__(cls) if recording else NOT_RECORDING
+        if recording:
+            _start_recording(ctx, (a,))
+            ctx.shape, ctx.dtype = a._data.shape, a._data.dtype
+        views = []
+        for nr, array in enumerate(cls.forward(ctx, a, **params)):
+            view = Tensor._make(array, recording, ctx if recording else None)
+            view._output_nr = nr
+            views.append(made_view(view, a, "multi_output"))
+        if recording:
+            ctx._num_outputs = len(views)
+        return tuple(views)
+
+    def _filled(ctx, grads, shapes):
+        """The outputs' gradients, zeros for an output that got none."""
+        return [Tensor._make(np.zeros(shape, ctx.dtype)) if g is None else g for g, shape in zip(grads, shapes)]
+
+
+class UnbindBackward0(_MultiOutputView):
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        return [a._data[(slice(None),) * dim + (i, Ellipsis)] for i in range(a._data.shape[dim])]
+
+    @staticmethod
+    def backward(ctx, *grads):
+        shape = ctx.shape[:ctx.dim] + ctx.shape[ctx.dim + 1:]
+        return (StackBackward0.apply(*ctx._filled(grads, [shape] * len(grads)), dim=ctx.dim),)
+
+
+class SplitBackward0(_MultiOutputView):
+    """``split(size)`` and ``chunk``: pieces of one size along ``dim`` (the last one may be smaller)."""
+
+    @staticmethod
+    def forward(ctx, a, sizes, dim):
+        ctx.sizes, ctx.dim = sizes, dim
+        starts = np.cumsum([0, *sizes]).tolist()
+        return [a._data[(slice(None),) * dim + (slice(start, start + size),)] for start, size in zip(starts, sizes)]
+
+    @staticmethod
+    def backward(ctx, *grads):
+        shapes = [ctx.shape[:ctx.dim] + (size,) + ctx.shape[ctx.dim + 1:] for size in ctx.sizes]
+        return (CatBackward0.apply(*ctx._filled(grads, shapes), dim=ctx.dim),)
+
+
+class SplitWithSizesBackward0(SplitBackward0):
+    """``split([sizes])``: pieces of the sizes given."""
 
 
 class ViewBackward0(_View):
@@ -692,8 +746,16 @@ class ViewBackward0(_View):
         return (grad.reshape(ctx.shape),)
 
 
-class UnsafeViewBackward0(ViewBackward0):
-    """The reshape that ends a batched matmul (the product was computed on folded dims)."""
+class ReshapeAliasBackward0(ViewBackward0):
+    """``reshape`` of a tensor that is not contiguous, where the memory allows a view."""
+
+
+class UnsafeViewBackward0(Op):
+    """A reshape of a tensor nobody else sees, so not a view: the end of a batched matmul (the
+    product was computed on folded dims), and a ``reshape`` that had to copy (of a ``clone``)."""
+
+    forward = ViewBackward0.forward
+    backward = ViewBackward0.backward
 
 
 class PermuteBackward0(_View):
@@ -769,7 +831,9 @@ class ExpandBackward0(_View):
     @staticmethod
     def forward(ctx, a, shape):
         ctx.shape = a._data.shape
-        return np.broadcast_to(a._data, shape)
+        out = np.broadcast_to(a._data, shape)
+        # writable, as in PyTorch (an in-place change where elements repeat is refused: inplace.py)
+        return np.lib.stride_tricks.as_strided(a._data, out.shape, out.strides) if a._data.flags.writeable else out
 
     @staticmethod
     def backward(ctx, grad):
@@ -786,11 +850,16 @@ class _Index(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return (IndexPutBackward0.apply(grad, shape=ctx.shape, key=ctx.key),)
+        return (put_into_zeros(grad, ctx.shape, ctx.key),)
 
 
 class SelectBackward0(_View, _Index):
     """indexing with an integer"""
+
+    @staticmethod
+    def forward(ctx, a, key):
+        ctx.shape, ctx.key = a._data.shape, key
+        return a._data[key + (Ellipsis,)]  # (a 0-d view where every dim is taken; NumPy would give a number)
 
 
 class SliceBackward0(_View, _Index):
@@ -814,18 +883,39 @@ class IndexBackward0(_Index):
 
 
 class IndexPutBackward0(Op):
-    """Accumulate ``grad`` into zeros of ``shape`` at ``key`` (repeated indices add up)."""
+    """``x.index_put(key, values)``, what ``x[mask] = values`` records: ``x`` with its elements at
+    ``key`` replaced by ``values`` or, with ``accumulate``, increased by them (repeated indices add up).
+    Into zeros, it is how an indexing's gradient goes back (``put_into_zeros``)."""
 
     @staticmethod
-    def forward(ctx, g, shape, key):
-        ctx.key = key
-        out = np.zeros(shape, dtype=g._data.dtype)
-        np.add.at(out, key, g._data)
+    def forward(ctx, a, values, key, accumulate=False):
+        ctx.key, ctx.accumulate = key, accumulate
+        out = a._data.copy()
+        if accumulate:
+            np.add.at(out, key, _data(values))
+        else:
+            out[key] = _data(values)
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        return (grad[ctx.key],)
+        grad_a = grad_values = None
+        if ctx.needs_input_grad[0]:
+            if ctx.accumulate:
+                grad_a = grad
+            else:
+                replaced = np.zeros(grad._data.shape, bool)
+                replaced[ctx.key] = True
+                grad_a = where(Tensor._make(replaced), Tensor._make(np.zeros((), grad._data.dtype)), grad)
+        if ctx.needs_input_grad[1]:
+            grad_values = grad[ctx.key]  # the engine sums it to the values' shape
+        return grad_a, grad_values
+
+
+def put_into_zeros(grad, shape, key):
+    """Zeros of ``shape`` with ``grad`` added in at ``key``: an indexing's gradient."""
+    zeros = Tensor._make(np.broadcast_to(np.zeros((), grad._data.dtype), shape))  # (forward copies it)
+    return IndexPutBackward0.apply(zeros, grad, key=key, accumulate=True)
 
 
 # --- copies, dtype changes, in-place writes ----------------------------------------------
@@ -854,26 +944,61 @@ def _dtype_of(np_dtype):
     return dtypes.from_numpy_dtype(np_dtype)
 
 
-class CopySlices(Op):
-    """``y[key] = value``: y keeps its old values outside ``key``."""
+MEMORY_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                  "location. Please clone() the tensor before performing the operation.")
+PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+                   "single memory location. Please clone() the tensor before performing the operation.")
 
-    @staticmethod
-    def forward(ctx, base, value, key):
-        ctx.key = key
-        out = base._data.copy()
-        out[key] = value._data
-        return out
 
-    @staticmethod
-    def backward(ctx, grad):
-        grad_base = None
-        if ctx.needs_input_grad[0]:
-            grad_base = grad.clone()
-            grad_base[ctx.key] = 0
-        return grad_base, grad[ctx.key]  # the engine sums the value's part to its shape
+class CopySlices(Node):
+    """The base's ``grad_fn`` after an in-place change through a view of it (``y[0] = v``,
+    ``y[1:].mul_(2)``, ``y.view(-1)[mask] = 0``). ``fn`` is the node of that change (its first input
+    is the view as it was); ``positions`` says where each element of the view sits in the base
+    (flat). The view's elements now come from ``fn``, the base's others are as they were: the
+    gradient of the base's past is ``grad`` with the view's part replaced by what ``fn`` sends
+    back to the view; ``fn``'s other inputs get what ``fn`` gives them. Made by ``inplace.rebase``."""
 
     def name(self):
         return "torch::autograd::CopySlices"
+
+    @staticmethod
+    def backward(ctx, grad):
+        positions, fn = ctx.positions, ctx.fn
+        if ctx.repeats:  # an expanded view was written (index_put_ warns and writes; its gradient cannot be)
+            raise RuntimeError(MEMORY_OVERLAP)
+        grad_slice = grad.reshape(-1)[positions]
+        grads = fit_gradients(fn, type(fn).backward(fn, grad_slice))
+        grad_base = None
+        if ctx.needs_input_grad[0]:
+            outside = np.ones(grad._data.size, bool)
+            outside[positions] = False
+            grad_base = where(Tensor._make(outside.reshape(grad._data.shape)), grad,
+                              Tensor._make(np.zeros((), grad._data.dtype)))
+            if grads and grads[0] is not None:
+                grad_base = grad_base + put_into_zeros(grads[0], (grad._data.size,), (positions,)).reshape(grad.shape)
+        return (grad_base, *grads[1:])
+
+    # What it saved is what the operation's node saved.
+    _saved = property(lambda self: self.fn._saved)
+    _own_output = property(lambda self: self.fn._own_output)
+    _freed = property(lambda self: self.fn._freed)
+
+    def has_saved_tensors(self):
+        return self.fn.has_saved_tensors()
+
+    def release_saved_tensors(self):
+        self.fn.release_saved_tensors()
+
+
+class AsStridedBackward0(Op):
+    """A view's ``grad_fn`` made anew after its base changed in place: the view is read as the
+    base's elements at ``positions`` (flat), so its gradient goes back to those places (added up
+    where a place is seen twice, as in an expanded view). Made by ``inplace.refresh_view``."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        size = math.prod(ctx.shape)
+        return (put_into_zeros(grad, (size,), (ctx.positions,)).reshape(ctx.shape),)
 
 
 class CopyBackwards(Op):
@@ -899,6 +1024,18 @@ class FillBackward2(Op):
     @staticmethod
     def backward(ctx, grad):
         return (grad * 0,)
+
+
+class FillBackward3(Op):
+    """``x.fill_(value)`` with a 0-d tensor ``value`` (what ``x[:] = 1.0`` does): every element is ``value``."""
+
+    @staticmethod
+    def forward(ctx, a, value):
+        return np.full(a._data.shape, value._data, dtype=a._data.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0, grad.sum()
 
 
 class ZeroBackward0(FillBackward2):
@@ -992,7 +1129,7 @@ class IndexSelectBackward0(Op):
     @staticmethod
     def backward(ctx, grad):
         key = (slice(None),) * ctx.dim + (ctx.index,)
-        return (IndexPutBackward0.apply(grad, shape=ctx.shape, key=key),)  # repeated slices add up
+        return (put_into_zeros(grad, ctx.shape, key),)  # repeated slices add up
 
 
 class TrilBackward0(Op):

@@ -36,9 +36,33 @@ _NON_LEAF_GRAD_WARNING = (
 
 
 class VersionCounter:
-    """How many times a tensor's storage was modified in place."""
+    """How many times a tensor's storage was modified in place, and the views of that storage
+    that must hear of the next change."""
 
     value = 0  # a class default: making a counter costs no __init__ call
+    views = None  # weak references to the views whose grad_fn is up to date (see StaleView)
+
+    def bump(self):
+        """One more in-place change of this storage: its views' ``grad_fn`` are out of date."""
+        self.value += 1
+        if self.views:
+            self.tell_views()
+
+    def add_view(self, view):
+        views = self.views
+        if views is None:
+            views = self.views = []
+        elif len(views) >= 64 and len(views) & (len(views) - 1) == 0:  # now and then, drop the dead ones
+            views[:] = [ref for ref in views if ref() is not None]
+        views.append(weakref.ref(view))
+
+    def tell_views(self):
+        """Each view alive becomes a ``StaleView`` (a view already stale is no longer listed)."""
+        views, self.views = self.views, None
+        for ref in views:
+            view = ref()
+            if view is not None and type(view) is Tensor:
+                view.__class__ = StaleView
 
 
 class Tensor(metaclass=ShownAs):
@@ -48,7 +72,9 @@ class Tensor(metaclass=ShownAs):
 
     # Hot fields live in slots; rarely set ones fall back to the class defaults below.
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_output_nr", "_counter", "__dict__", "__weakref__")
-    _base = None  # the tensor this one is a view of, if any
+    _base = None  # the tensor this one is a view of, if any (the root of a chain of views)
+    _view_kind = None  # how it was made, for a view: see function.made_view
+    _inherits_grad = False  # a view that requires grad only because its base does (no grad_fn, no .grad)
     _hooks = None  # hooks of a leaf, run by AccumulateGrad
     _grad_accumulator = None
     _retains_grad = False
@@ -127,16 +153,21 @@ class Tensor(metaclass=ShownAs):
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))  # as PyTorch: views made by one UnbindBackward0
 
     def __hash__(self):
         return id(self)
 
     def __repr__(self, *, tensor_contents=None):
         suffixes = []
-        if self._grad_fn is not None:
-            suffixes.append(f"grad_fn=<{type(self._grad_fn).__name__}>")
-        elif self._requires_grad:
+        try:
+            grad_fn = self._grad_fn
+        except RuntimeError:  # a view PyTorch refuses to rebase (tensor.StaleView): so PyTorch prints it
+            suffixes.append("grad_fn=<Invalid>")
+            grad_fn = None
+        if grad_fn is not None:
+            suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")
+        elif not suffixes and self._requires_grad:
             suffixes.append("requires_grad=True")
         text = printing.format_tensor(self._data, suffixes, dtypes.get_default_dtype().numpy)
         return "Parameter containing:\n" + text if self._is_parameter else text
@@ -146,7 +177,7 @@ class Tensor(metaclass=ShownAs):
     def __format__(self, spec):
         # f"{loss}" and f"{loss:.4f}" of a 0-d tensor format its number (0.10000000149011612 for a
         # float32 0.1), as PyTorch does; a parameter or a tensor of more dims formats as its printout.
-        if self._data.ndim == 0 and not self._is_parameter and type(self) is Tensor:
+        if self._data.ndim == 0 and not self._is_parameter and type(self) in (Tensor, StaleView):
             return format(self.item(), spec)
         if spec:
             kind = "Parameter" if self._is_parameter else type(self).__name__
@@ -168,6 +199,10 @@ class Tensor(metaclass=ShownAs):
         if value:
             check_can_require_grad(self._data, "x.requires_grad = True")
         self._requires_grad = builtins.bool(value)
+        if self._base is not None:
+            self._inherits_grad = False  # a view that is a leaf of its own: it gets a .grad
+        elif self._counter is not None and self._counter.views:
+            self._counter.tell_views()  # a view's requires_grad follows its base's
 
     def requires_grad_(self, requires_grad=True):
         """Start (or stop) recording operations on this leaf tensor, in place."""
@@ -246,7 +281,7 @@ class Tensor(metaclass=ShownAs):
                     t._grad = t._grad + grad
             return None
 
-        self._grad_fn._add_tensor_hook(store)
+        self._retain_handle = self._grad_fn._add_tensor_hook(store)  # (inplace.py moves it to a new grad_fn)
         self._retains_grad = True
 
     def register_hook(self, hook):
@@ -273,6 +308,8 @@ class Tensor(metaclass=ShownAs):
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self._grad_fn = None
         self._requires_grad = False
+        if self._counter is not None and self._counter.views:
+            self._counter.tell_views()  # a view's requires_grad follows its base's
         return self
 
     # -- leaving the tensor world ---------------------------------------------------
@@ -324,6 +361,39 @@ class Tensor(metaclass=ShownAs):
             t.__class__ = type(self)  # a parameter's copy is a parameter
         memo[id(self)] = t
         return t
+
+
+class StaleView(Tensor):
+    """A view whose storage was changed in place (through its base or another view), or whose
+    base's ``requires_grad`` changed, since its ``grad_fn`` was made.
+
+    PyTorch makes such a view's ``grad_fn`` anew when it is next asked for (an ``AsStridedBackward0``
+    on the base's new history), or raises then if the view may not be rebased (a view made in
+    ``no_grad``, an output of ``unbind``). So does the engine: ``VersionCounter.bump`` turns the views
+    of a changed storage into ``StaleView``s, and the first read of ``_grad_fn`` (or ``_output_nr``)
+    runs ``refresh`` (``inplace.refresh_view``, a layer above, plugs in here), which makes the view a
+    plain ``Tensor`` again. No other tensor pays for this: only a stale view has these properties.
+    """
+
+    __slots__ = ()
+    refresh = None  # inplace.refresh_view
+
+    def _fresh(self):
+        StaleView.refresh(self)
+        return self
+
+    def _requires_grad_now(self):
+        # PyTorch's rule for a view: its own flag, or a grad_fn, or a base that requires grad
+        return _REQUIRES_GRAD.__get__(self) or _GRAD_FN.__get__(self) is not None or self._base._requires_grad
+
+    _grad_fn = property(lambda self: self._fresh()._grad_fn, lambda self, value: setattr(self._fresh(), "_grad_fn", value))
+    _output_nr = property(lambda self: self._fresh()._output_nr,
+                          lambda self, value: setattr(self._fresh(), "_output_nr", value))
+    _requires_grad = property(_requires_grad_now, lambda self, value: setattr(self._fresh(), "_requires_grad", value))
+
+
+_GRAD_FN, _REQUIRES_GRAD = Tensor._grad_fn, Tensor._requires_grad  # the slots themselves
+
 
 # Only floating point tensors can require grad. PyTorch words the refusal three ways, by
 # where it comes from; the engine keeps its words (the tests compare them with PyTorch's).

@@ -17,6 +17,10 @@ WHERE = {
     "create_graph": "torch/csrc/autograd/engine.cpp:1307",
     "non-leaf grad": "build/aten/src/ATen/core/TensorBody.h:493",
     "out resized": "aten/src/ATen/native/Resize.cpp:30",
+    "index_put_": "aten/src/ATen/native/TensorAdvancedIndexing.cpp:976",
+    "masked_fill_": "aten/src/ATen/native/TensorAdvancedIndexing.cpp:2450",
+    "anomaly": "torch/csrc/autograd/python_anomaly_mode.cpp:122",
+    "anomaly without trace": "torch/csrc/autograd/python_anomaly_mode.cpp:100",
 }
 _shown_once = set()
 

@@ -50,6 +50,10 @@ def test_the_script_gets_its_arguments_and_its_imports_find_the_engine(tmp_path)
     ("import torch.nn.functional as F\nimport torch\nF.gelu(torch.ones(2))\n", "torch.nn.functional.gelu"),
     ("from torch.distributions import Normal\n", "torch.distributions"),
     ("import torch\nmodel = torch.compile(lambda x: x)\n", "torch.compile"),
+    ("from torch.optim import LBFGS\n", "torch.optim.LBFGS"),
+    ("from torch.nn import Transformer, Linear\n", "torch.nn.Transformer"),
+    ("from torch.utils.data import IterableDataset\n", "torch.utils.data.IterableDataset"),
+    ("from torch.fft import fft\n", "torch.fft"),
 ])
 def test_reaching_beyond_the_engine_stops_with_one_line_naming_the_feature(tmp_path, code, feature):
     script = tmp_path / "beyond.py"
@@ -58,6 +62,52 @@ def test_reaching_beyond_the_engine_stops_with_one_line_naming_the_feature(tmp_p
     assert done.returncode == 1
     assert done.stderr.startswith(f"NotImplementedError: {feature} is beyond autograd_core; the engine covers ")
     assert done.stderr.count("\n") == 1
+
+
+# Run in a fresh interpreter (the engine takes torch's place there): for every name of every namespace
+# beyond.py knows that PyTorch has and the engine lacks, ``from NAMESPACE import NAME`` and
+# ``NAMESPACE.NAME`` raise the same one-line error; printed as JSON: the names tried, and the differences.
+FROM_IMPORT_EACH_NAME = """
+import importlib, json
+from autograd_core import beyond, run
+run.engine_as_torch()
+tried, differ = 0, []
+for namespace in beyond.NAMESPACES:
+    if namespace == "Tensor":
+        continue
+    for package in (namespace, "autograd_core" + namespace[len("torch"):]):
+        module = importlib.import_module(package)
+        for name in sorted(beyond.torch_names(namespace)):
+            if name.startswith("_") or name in vars(module):
+                continue
+            try:
+                getattr(module, name)
+                continue  # (the engine has it after all)
+            except AttributeError as exc:
+                expected = (type(exc).__name__, str(exc))
+            try:
+                exec(f"from {package} import {name}", {})
+                got = None
+            except Exception as exc:
+                got = (type(exc).__name__, str(exc))
+            tried += 1
+            if got != expected or not expected[1].endswith(beyond.COVERS):
+                differ.append([package, name, expected, got])
+print(json.dumps([tried, differ]))
+"""
+
+
+def test_a_from_import_of_what_is_beyond_raises_the_error_an_attribute_access_raises():
+    done = subprocess.run([sys.executable, "-c", FROM_IMPORT_EACH_NAME], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    tried, differ = json.loads(done.stdout)
+    assert tried > 1000 and differ == []
+
+
+def test_a_from_import_of_a_name_pytorch_lacks_too_is_pythons_import_error():
+    done = subprocess.run([sys.executable, "-c", "from autograd_core.nn import NoSuchLayer"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.stderr.splitlines()[-1].startswith("ImportError: cannot import name 'NoSuchLayer' from 'autograd_core.nn'")
 
 
 def test_hasattr_and_getattr_see_what_is_beyond_as_not_there(tmp_path):

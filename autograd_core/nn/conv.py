@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .. import creation, grad_mode
+from .. import _speed, creation, grad_mode
 from ..function import Op
 from . import init
 from .lazy import LazyModuleMixin
@@ -153,7 +153,7 @@ class ConvolutionBackward0(Op):
         if x.ndim == 3:  # conv1d
             return np.ascontiguousarray(_convolve(x[:, :, None, :], w[:, :, None, :], b, stride, pads, dilation,
                                                   groups)[:, :, 0, :])
-        return _convolve(x, w, b, stride, pads, dilation, groups)
+        return _convolve(x, w, b, stride, pads, dilation, groups, kept_for=ctx)
 
     @staticmethod
     def backward(ctx, grad):
@@ -175,7 +175,8 @@ class ConvolutionBackward0(Op):
         if need_input:
             grad_input = input_gradient(grad, weight, tuple(input.shape[-2:]), stride, pads, dilation, groups)
         if need_weight:
-            grad_weight = weight_gradient(input, grad, tuple(weight.shape[-2:]), stride, pads, dilation, groups)
+            grad_weight = weight_gradient(input, grad, tuple(weight.shape[-2:]), stride, pads, dilation, groups,
+                                          columns=_speed.kept_columns(ctx))  # (forward's, when no graph is made)
         if need_bias:
             grad_bias = grad.sum((0, 2, 3))
         return grad_input, grad_weight, grad_bias
@@ -214,18 +215,22 @@ def input_gradient(grad, weight, in_hw, stride, pads, dilation, groups):
     return Col2ImBackward0.apply(cols, in_hw=in_hw, kernel=(kh, kw), dilation=dilation, pads=pads, stride=stride)
 
 
-def weight_gradient(input, grad, kernel, stride, pads, dilation, groups):
-    """The gradient of a convolution's weight (O, C/G, kh, kw) from its ``input`` and its output's ``grad``."""
+def weight_gradient(input, grad, kernel, stride, pads, dilation, groups, columns=None):
+    """The gradient of a convolution's weight (O, C/G, kh, kw) from its ``input`` and its output's ``grad``
+    (``columns``: im2col's matrix of ``input`` as (G, N*L, k), when its forward kept it)."""
     n, c = input.shape[:2]
     o, ho, wo = grad.shape[1], grad.shape[2], grad.shape[3]
     k = c // groups * kernel[0] * kernel[1]
-    cols = Im2ColBackward0.apply(input, kernel=kernel, dilation=dilation, pads=pads, stride=stride)
-    cols = cols.reshape(n, groups, k, ho * wo).permute(1, 0, 3, 2).reshape(groups, n * ho * wo, k)
+    cols = columns
+    if cols is None:
+        cols = Im2ColBackward0.apply(input, kernel=kernel, dilation=dilation, pads=pads, stride=stride)
+        cols = cols.reshape(n, groups, k, ho * wo).permute(1, 0, 3, 2).reshape(groups, n * ho * wo, k)
     return (_per_group(grad, groups) @ cols).reshape(o, c // groups, *kernel)
 
 
-def _convolve(x, w, b, stride, pads, dilation, groups):
-    """The convolution of arrays: images x (N, C, H, W), weights w (O, C/G, kh, kw), bias b (O,) or None."""
+def _convolve(x, w, b, stride, pads, dilation, groups, kept_for=None):
+    """The convolution of arrays: images x (N, C, H, W), weights w (O, C/G, kh, kw), bias b (O,) or None
+    (``kept_for``: the node that may keep the columns for its weight's gradient, ``_speed.keep_columns``)."""
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
     ho = out_size(h, kh, stride[0], pads[0], pads[1], dilation[0])
@@ -234,6 +239,7 @@ def _convolve(x, w, b, stride, pads, dilation, groups):
     # columns (G, N*Ho*Wo, C/G*kh*kw) times weights (G, C/G*kh*kw, O/G)
     cols = view.reshape(n, groups, cg, ho, wo, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6)
     cols = cols.reshape(groups, n * ho * wo, cg * kh * kw)
+    _speed.keep_columns(kept_for, cols)
     out = np.matmul(cols, w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1))
     out = out.reshape(groups, n, ho, wo, o // groups).transpose(1, 0, 4, 2, 3).reshape(n, o, ho, wo)
     if b is not None:

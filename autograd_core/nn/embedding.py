@@ -32,7 +32,7 @@ class EmbeddingBackward0(Op):
         if ctx.padding_idx >= 0:  # the padding row learns nothing
             keep = (ctx.indices != ctx.padding_idx)[..., None].astype(grad._data.dtype)
             grad = grad * Tensor._make(keep)
-        return (ops.IndexPutBackward0.apply(grad, shape=ctx.shape, key=(ctx.indices,)),)
+        return (ops.put_into_zeros(grad, ctx.shape, (ctx.indices,)),)
 
 
 def _padding_index(padding_idx, num_embeddings):
