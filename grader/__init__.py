@@ -49,6 +49,7 @@ top of a file or inside a function) closes a circle (``tests/test_grader_layers.
       report.py          old name of ``autograde/report.py``, kept for old imports
       cluster.py         old name of ``autograde/dask_executor.py``, kept for old imports
     5 cli/               the command line: a module per family of commands, the arguments, exit statuses
+      console.py         the ``kitgrade`` console script: the command line, or the extra to install
 
 Alike names: ``check.py`` is the student's command, ``checks.py`` the library their notebook's
 test cells call; ``course.py`` is a course as a command reads it, ``course_config.py`` how its
