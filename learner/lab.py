@@ -2,13 +2,15 @@
 
 The lab is this Python's own JupyterLab, started with:
 
-* the kit's settings on its command line (``lab_command``): no "get notified about official Jupyter
-  news?" box over the notebooks, no update check;
+* the kit's settings on its command line (``lab_command``): no news fetched, no update check;
 * for a learner, the kit's Jupyter configuration first on ``JUPYTER_CONFIG_PATH``
-  (``learner_environment``; the files are in ``jupyter_config/``): nbgrader's instructor tools
-  (the *Create Assignment* sidebar, the *Formgrader* menu and their server extensions) and its
-  class tools (the *Assignments* and *Courses* panels, which need a class's exchange, served by a
-  hub) are switched off for this server only; nbgrader's *Validate* button stays. A setting the
+  (``learner_environment``; the files are in ``jupyter_config/``): JupyterLab's defaults say no
+  to news and updates, so no "get notified about official Jupyter news?" box covers the
+  notebooks (``labconfig/default_setting_overrides.json``), and nbgrader's instructor tools
+  (the *Create Assignment* sidebar, the *Formgrader*, their server extensions and the *Nbgrader*
+  menu that opens them) and its class tools (the *Assignments* and *Courses* panels, which need a
+  class's exchange, served by a hub) are switched off for this server only; nbgrader's *Validate*
+  button stays. A setting the
   learner made in their own Jupyter configuration (``~/.jupyter``) still wins. This Python's
   ``bin`` folder comes first on ``PATH``, so a terminal in the lab finds ``kitgrade check`` and
   ``autograd-kit reset``.
@@ -22,6 +24,7 @@ URL (with its token) and opens a browser where there is one; as root (a containe
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -29,7 +32,8 @@ from pathlib import Path
 
 LEARNER_CONFIG = Path(__file__).resolve().parent / "jupyter_config"
 
-#: Per server, on the command line: the news prompt covers the notebooks' outputs.
+#: Per server, on the command line: no news fetched, no update check (the prompt asking about them:
+#: ``jupyter_config/labconfig/default_setting_overrides.json``).
 LAB_SETTINGS = ["--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
 
 #: The lab extensions a learner's lab needs.
@@ -38,7 +42,12 @@ LAB_EXTENSIONS = {
 }
 #: nbgrader's parts a learner's lab switches off (``jupyter_config/``): an instructor's, and a class's.
 INSTRUCTOR_TOOLS = ["@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formgrader",
-                    "@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:course-list"]
+                    "@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:course-list", "@jupyter/nbgrader:menu"]
+
+
+def setting_defaults() -> dict:
+    """The defaults of JupyterLab's settings in a learner's lab (no news prompt, no update check)."""
+    return json.loads((LEARNER_CONFIG / "labconfig" / "default_setting_overrides.json").read_text(encoding="utf-8"))
 
 
 def lab_command(root_dir: Path | str, *, port: int | None = None, token: str | None = None,

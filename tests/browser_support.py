@@ -111,11 +111,14 @@ class JupyterLab:
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 90.0) -> "JupyterLab":
-        from learner.lab import lab_command, learner_environment
+        from learner.lab import lab_command, learner_environment, setting_defaults
 
         settings = self.state / "settings"  # empty user settings: the kit's defaults apply, as in `make lab`
         settings.mkdir(parents=True, exist_ok=True)
         env = learner_environment() if self.learner else dict(os.environ)
+        labconfig = self.state / "config" / "labconfig"  # no news prompt over the notebooks, as in a learner's lab
+        labconfig.mkdir(parents=True, exist_ok=True)
+        (labconfig / "default_setting_overrides.json").write_text(json.dumps(setting_defaults()))
         env.pop("MPLBACKEND", None)  # the kernel's inline backend, as for a student
         for var, sub in [("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"),
                          ("JUPYTER_RUNTIME_DIR", "runtime"), ("IPYTHONDIR", "ipython")]:

@@ -202,6 +202,8 @@ def test_the_lab_has_no_news_prompt_and_a_learners_lab_switches_off_nbgraders_in
     env = lab.learner_environment({"PATH": "/usr/bin", "JUPYTER_CONFIG_PATH": "/etc/mine"})
     assert env["JUPYTER_CONFIG_PATH"].split(":") == [str(lab.LEARNER_CONFIG), "/etc/mine"]
     assert env["PATH"].split(":") == [os.path.dirname(os.path.abspath(sys.executable)), "/usr/bin"]  # kitgrade found
+    assert lab.setting_defaults() == {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false",
+                                                                                      "checkForUpdates": False}}
     page = json.loads((lab.LEARNER_CONFIG / "labconfig" / "page_config.json").read_text())
     assert sorted(page["disabledExtensions"]) == sorted(lab.INSTRUCTOR_TOOLS)
     server = json.loads((lab.LEARNER_CONFIG / "jupyter_server_config.d" / "autograd-kit-learner.json").read_text())
