@@ -76,8 +76,20 @@ def _shown(path: Path) -> str:
 
 
 def cmd_workspace(args) -> int:
-    report(workspace.update(args.folder))
+    report(_update(args.folder))
     return 0
+
+
+def _update(folder: Path) -> workspace.Update:
+    """``workspace.update``, saying first when the exercises' student versions are to be made (a checkout's
+    first time, or after its exercises changed: nbgrader takes a while)."""
+    import course_files
+    from course_files import student_versions
+
+    if not student_versions.up_to_date(course_files.exercises(), course_files.root() / course_files.STUDENT):
+        print("Making the exercises as a student receives them (nbgrader's generate_assignment), once after they "
+              "change...", flush=True)
+    return workspace.update(folder)
 
 
 def report(result: workspace.Update) -> None:
@@ -121,7 +133,7 @@ def cmd_lab(args) -> int:
     if args.check:
         print("JupyterLab has what the course needs (ipywidgets' extension enabled)")
         return 0
-    report(workspace.update(args.folder))
+    report(_update(args.folder))
     note = lab.font_note()
     if note:
         print("note:", note, file=sys.stderr)
