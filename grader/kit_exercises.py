@@ -12,7 +12,9 @@ A test cell whose code is not the one handed out (edited, or another course's ve
 exercise) keeps its own code, and then no cell gets hidden tests: the verdict would not be the
 exercise's. Only a trusted test (``sandbox/trusted_tests.py``) gets them: it runs in the grader's
 process, so its hidden inputs and expected values stay there, and a failed hidden part says only
-"k of n hidden checks passed".
+"k of n hidden checks passed". Where the installed exercises cannot be read (a class's server that
+keeps them from its students), there is no kit exercise to find: ``check`` runs the notebook's own
+tests only.
 """
 
 from __future__ import annotations

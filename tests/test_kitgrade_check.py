@@ -138,6 +138,20 @@ def test_a_test_cell_not_as_handed_out_runs_without_hidden_tests_and_the_check_s
     assert text.splitlines()[-1].startswith("total: 11/11 (visible tests; hidden tests run when your instructor grades")
 
 
+def test_where_the_kits_exercises_cannot_be_read_only_the_notebooks_own_tests_run(mine, monkeypatch):
+    """A class's server may keep the installed exercises from its students (root's alone): no hidden test then."""
+    from grader import kit_exercises
+
+    nb = nbformat.read(mine / "en" / "exercises" / PS1 / NOTEBOOK, as_version=4)
+    assert kit_exercises.find(nb).name == PS1
+
+    def unreadable():
+        raise PermissionError(13, "Permission denied", str(course_files.exercises()))
+
+    monkeypatch.setattr(course_files, "exercise_list", unreadable)
+    assert kit_exercises.find(nb) is None
+
+
 def test_the_instructors_source_is_named_as_such(tmp_path):
     status, text = check(course_files.exercises() / PS1 / NOTEBOOK)
     assert status == 0, text
