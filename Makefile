@@ -23,19 +23,26 @@ $(VENV)/.torch: | $(BIN)/python
 setup: $(VENV)/.installed
 setup-test: $(VENV)/.installed $(VENV)/.torch
 
-# JupyterLab 4 on your copies of the lessons (my-notebooks/, made from notebooks/ on first use,
-# outside version control): prints the URL and opens a browser where there is one.
-# reset-lesson LESSON=08: your copy of lesson 8 back to the original. lab-check: the widget and
-# nbgrader extensions the course uses are installed and enabled (scripts/lab.py says how to fix it if not).
+# A learner's JupyterLab from the checkout: the `lab` extra alone into .venv (the kit editable),
+# then `autograd-kit lab my-notebooks` (learner/: your copy of the course, made on first use and
+# outside version control: the lessons in en/ and zh/, the exercises blank in en/exercises/ and
+# zh/exercises/; prints the URL and opens a browser where there is one).
+# reset-lesson LESSON=en/08: your copy of lesson 8 in English as the course has it (yours kept as
+# 08_....mine.ipynb); LESSON=zh/ps1 does the same for an exercise. lab-check: the widget extension
+# the course uses is installed and enabled.
 AS_ROOT  := $(filter 0,$(shell id -u))
-lab: setup fonts lab-check
-	$(BIN)/python scripts/lab.py
+$(VENV)/.lab: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[lab]"
+	touch $@
 
-reset-lesson: setup
-	$(BIN)/python scripts/lab.py --reset $(LESSON)
+lab: $(VENV)/.lab fonts
+	$(BIN)/autograd-kit lab my-notebooks
 
-lab-check: setup
-	@$(BIN)/python scripts/lab.py --check
+reset-lesson: $(VENV)/.lab
+	$(BIN)/autograd-kit reset $(LESSON) --workspace my-notebooks
+
+lab-check: $(VENV)/.lab
+	@$(BIN)/autograd-kit lab --check
 
 # ruff (configured in pyproject.toml) first: a lint error fails fast, before the long tests.
 # The tests marked `alone` first, by themselves (the hub's load test, whose figures must be the

@@ -36,6 +36,7 @@ top of a file or inside a function) closes a circle (``tests/test_grader_layers.
       submission.py      one submitted folder read and staged (never followed, never changed)
     3 autograde/         one grading run, a module per step (its map is in ``autograde/__init__.py``)
       local_grading.py   one notebook graded on the spot (``check`` and the release proof)
+      kit_exercises.py   the kit's own exercise behind a learner's copy: its hidden tests, for ``check``
       temporary.py       one temporary folder per command, removed even after a kill
     4 course_init.py     ``kitgrade init``
       release.py         ``kitgrade release``: generated, proven, into the exchange
@@ -49,6 +50,7 @@ top of a file or inside a function) closes a circle (``tests/test_grader_layers.
       report.py          old name of ``autograde/report.py``, kept for old imports
       cluster.py         old name of ``autograde/dask_executor.py``, kept for old imports
     5 cli/               the command line: a module per family of commands, the arguments, exit statuses
+      console.py         the ``kitgrade`` console script: the command line, or the extra to install
 
 Alike names: ``check.py`` is the student's command, ``checks.py`` the library their notebook's
 test cells call; ``course.py`` is a course as a command reads it, ``course_config.py`` how its

@@ -6,7 +6,8 @@ import json
 import unicodedata
 from pathlib import Path
 
-from .course import modules_imported, modules_imported_by_files
+from . import kit_exercises
+from .course import kit_exercise_paths, modules_imported, modules_imported_by_files
 from .sandbox import spare_zygotes, workers
 from .sandbox.policy import policy_for
 from .sandbox.scratch import DataFilesTooLarge, read_data_files
@@ -18,27 +19,41 @@ from .submission import read_notebook_strictly
 def check_notebook(path: Path, timeout: float = CELL_TIMEOUT, out=print) -> int:
     """Execute ``path`` in a sandbox, print one line per test cell and the total; 0 if all pass.
 
-    Only the tests in the notebook run (a released notebook holds the visible ones; hidden tests
-    run when the instructor grades). Written answers (nbgrader's manually graded cells) are listed,
-    answered or not, but not counted: the instructor grades them. The notebook file is not changed.
-    The lines speak the notebook's language (``grader.student_language``).
+    The tests in the notebook run (a released notebook holds the visible ones; the others run when
+    the instructor grades), except in a copy of one of the kit's own exercises (a learner's
+    workspace): there the exercise's hidden tests run too, taken from the installed kit
+    (``grader.kit_exercises``), each failed hidden part saying only how many of its checks passed.
+    Written answers (nbgrader's manually graded cells) are listed, answered or not, but not
+    counted: the instructor grades them. The notebook file is not changed. The lines speak the
+    notebook's language (``grader.student_language``).
     """
     nb, reason = read_notebook_strictly(Path(path))
     if reason:
         out(f"{path}: {reason}")
         return 2
     language = notebook_language(nb)
-    meta = json.loads(json.dumps(nb.metadata.get("kitgrade", {})))
+    exercise = kit_exercises.find(nb)
+    hidden = exercise is not None and not exercise.differing
+    meta = exercise.policy if hidden else json.loads(json.dumps(nb.metadata.get("kitgrade", {})))
     forbidden = meta.get("forbidden_imports", []) if isinstance(meta, dict) else []
     settings = KitGrade(cell_timeout=timeout)
-    policy = policy_for(settings, [name for name in forbidden if isinstance(name, str)])
+    # the kit's own exercises (solutions, hidden tests) are never readable by the notebook's code
+    policy = policy_for(settings, [name for name in forbidden if isinstance(name, str)], kit_exercise_paths())
     preload = _preload(nb, Path(path).resolve().parent, settings)
     # ``kitgrade check``'s zygote (if it started one) loads these while this process imports nbgrader
     # (0.7 s; that is why it is imported only here)
     spare_zygotes.load(1, workers.zygote_modules(preload, policy.forbidden_imports))
     from .local_grading import LocalGrader
     from .manual_grades import written_answers
+    from .sandbox.supervisor import HIDDEN_FAILURE
+    from .sandbox.trusted_tests import is_trusted_test
 
+    source_version = _holds_solutions(nb)
+    notes = [say("instructor_version", language)] if source_version else []
+    if hidden:
+        nb = kit_exercises.with_hidden_tests(nb, exercise, is_trusted_test)
+    elif exercise is not None and not source_version:  # edited tests, or another course's version of it
+        notes.append(say("tests_differ", language, cells=", ".join(exercise.differing), exercise=exercise.name))
     written = written_answers(nb)
     try:
         data_files = read_data_files(Path(path).resolve().parent, policy.limits)
@@ -55,15 +70,18 @@ def check_notebook(path: Path, timeout: float = CELL_TIMEOUT, out=print) -> int:
     status_width = max(_width(say(key, language)) for key in ("PASS", "PARTIAL", "FAIL", "WRITTEN"))
     for test in result.tests:
         status = say("PASS" if test.passed else ("PARTIAL" if test.score > 0 else "FAIL"), language)
-        detail = f"  {test.error}" if test.error else ""
+        detail = f"  {test.error.removeprefix('StudentCodeError: ')}" if test.error else ""
         out(f"{_pad(status, status_width)} {test.grade_id:<{width}}  {test.score:g}/{test.max_score:g}{detail}")
     for answer in written:
         state = say({True: "answered", False: "unanswered", None: "graded_by_instructor"}[answer.answered], language)
         out(f"{_pad(say('WRITTEN', language), status_width)} {answer.grade_id:<{width}}  -/{answer.points:g}  {state}")
-    for finding in result.findings:
+    # a failed hidden check's input and expected value are the instructor's: only the count is shown
+    for finding in notes + [f for f in result.findings if HIDDEN_FAILURE not in f]:
         out(say("note", language, text=finding))
     by_hand = say("by_hand", language, points=f"{sum(w.points for w in written):g}") if written else ""
-    out(say("total", language, score=f"{result.score:g}", max_score=f"{result.max_score:g}", by_hand=by_hand))
+    total = "total_source" if source_version else "total_hidden" if hidden else "total"
+    out(say(total, language, score=f"{result.score:g}", max_score=f"{result.max_score:g}", by_hand=by_hand,
+            exercise=exercise.name if hidden else ""))
     return 0 if all(t.passed for t in result.tests) else 1
 
 
@@ -82,6 +100,11 @@ def _preload(nb, folder: Path, settings: KitGrade) -> list[str]:
             imports |= modules_imported(cell.source)
     imports |= modules_imported_by_files(sorted(folder.glob("*.py"))[:200])
     return preload_for(settings.preload_modules, sorted(imports))
+
+
+def _holds_solutions(nb) -> bool:
+    """Whether a notebook still holds nbgrader's solution or hidden-test markers (an instructor's version)."""
+    return any("### BEGIN SOLUTION" in cell.source or "### BEGIN HIDDEN TESTS" in cell.source for cell in nb.cells)
 
 
 def _width(text: str) -> int:

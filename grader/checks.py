@@ -26,7 +26,7 @@ import sys
 import numpy as np
 
 from .sandbox.values import Opaque, StudentException, plain
-from .student_language import say
+from .student_language import raised, say
 
 __all__ = ["student", "student_batch", "check", "check_close", "describe", "Opaque", "StudentException",
            "StudentCodeError", "NoAnswer", "checks_in", "backward_calls", "record_gradients", "with_grad_fn", "gradients_by_node",
@@ -131,7 +131,7 @@ def _from_item(item, language: str = "en"):
     if isinstance(item, tuple) and len(item) == 2 and item[0] == "value":
         return item[1]
     if isinstance(item, tuple) and len(item) == 2 and item[0] == "raised" and isinstance(item[1], str):
-        return NoAnswer(say("raised", language, text=item[1][:300]), language)
+        return NoAnswer(raised(item[1][:300], language), language)
     return NoAnswer(say("malformed", language), language)
 
 

@@ -194,8 +194,9 @@ class Course:
         return preload_for(self.settings().preload_modules, self.imported_modules(assignment))
 
     def protected_paths(self) -> list[str]:
-        """Paths student code may never read or write while it is graded."""
-        return [str(self.root), *self.settings().protected_paths]
+        """Paths student code may never read or write while it is graded: the course, the folders its
+        settings name, and the kit's own exercises (installed with it: solutions, hidden tests)."""
+        return [str(self.root), *self.settings().protected_paths, *kit_exercise_paths()]
 
     # ---- the state a command acts on -----------------------------------------------------
     def require_assignment(self, assignment: str, released: bool = False) -> None:
@@ -233,6 +234,14 @@ class Course:
             raise UsageError(f"no submission of {assignment} from {', '.join(map(repr, unknown))} in "
                              f"{self.path('submitted')}; submitted: {listed}")
         return list(dict.fromkeys(students)) if students else submitted
+
+
+def kit_exercise_paths() -> list[str]:
+    """Where the kit's own exercises are, installed with it (and, in a checkout, the folder that link names)."""
+    import course_files
+
+    exercises = course_files.exercises()
+    return sorted({str(exercises), os.path.realpath(exercises)})
 
 
 def ensure_nbgrader_tools_on_path() -> None:

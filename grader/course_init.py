@@ -1,6 +1,7 @@
 """``init``: a new course in nbgrader's layout with the kit's exercises in ``source/``; never over work.
 
-``init`` makes a course in a new or empty folder. On an existing course, or in a folder that
+``init`` makes a course in a new or empty folder, from the kit's own exercises (installed with it,
+``kit_exercises``) or another folder of them. On an existing course, or in a folder that
 already holds files, it refuses and says why; with ``force`` it adds the exercises beside what is
 there: a new assignment is copied, a file of an already staged one is updated only while it is
 still the copy ``init`` made (its digest is kept in ``.kitgrade/staged_exercises.json``), and a
@@ -63,6 +64,13 @@ class InitResult:
 
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def kit_exercises() -> Path:
+    """The kit's own exercises, installed with it (``course_files``): what ``init`` stages by default."""
+    import course_files
+
+    return course_files.exercises()
 
 
 def exercise_folders(exercises: Path) -> list[Path]:

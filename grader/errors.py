@@ -5,8 +5,10 @@ course, a setting of the wrong type): the command prints its message (one or two
 was wrong, what exists, what to do), writes nothing and exits with status 2. An
 ``EnvironmentFault`` is the same for a fault of the machine (a full disk, a folder that cannot be
 written, a locked or damaged gradebook; see ``grader.faults``); one found after part of the work
-was done says so and exits with status 1. Anything else that escapes a command is a bug of the
-kit: the command says so, keeps the traceback in a log file and says where to report it.
+was done says so and exits with status 1. A module of another project that is not installed is
+an extra of the kit left out (``missing_extra``: one line naming it, status 2). Anything else
+that escapes a command is a bug of the kit: the command says so, keeps the traceback in a log
+file and says where to report it.
 """
 
 from __future__ import annotations
@@ -42,6 +44,25 @@ class EnvironmentFault(UsageError):
     def __init__(self, message: str, status: int = USAGE_ERROR):
         super().__init__(message)
         self.status = status
+
+
+#: The kit's own top-level packages: one of them missing is a broken installation, not an extra left out.
+KIT_PACKAGES = ("grader", "autograd_core", "graph_explorer", "course_files", "learner")
+#: ``pip install autograd-kit`` is the engine alone; what each extra is for, for the message.
+EXTRAS = {"grade": "to grade a class", "lab": "to check your own exercises", "cluster": "to grade on a dask cluster"}
+
+
+def missing_extra(error: BaseException, command: str | None = None) -> str | None:
+    """The line to print when ``error`` is a module of another project, not installed: which extra brings it."""
+    if not isinstance(error, ModuleNotFoundError) or not error.name:
+        return None
+    module = error.name.split(".")[0]
+    if module in KIT_PACKAGES:
+        return None
+    extras = ["cluster"] if module in ("dask", "distributed") else ["lab"] if command == "check" else \
+        ["grade"] if command else ["grade", "lab"]
+    install = " or ".join(f"pip install 'autograd-kit[{extra}]' ({EXTRAS[extra]})" for extra in extras)
+    return f"kitgrade{' ' + command if command else ''}: {module} is not installed in this Python; {install}"
 
 
 def log_internal_error(error: BaseException, log_dir: Path | None = None) -> Path:

@@ -8,7 +8,8 @@ Possible`` row. Canvas matches a row by ``ID`` (its user id), else ``SIS User ID
 ID``: these come from the roster (``--roster``, e.g. Canvas's own export) and from the user ids in
 the Canvas download names ``collect`` read. A score is the number nbgrader's CSV gives: the
 gradebook's score minus the late penalty (0 for a student with no submission). Only assignments
-with at least one submission are exported, so an assignment not yet collected gives nobody a 0;
+with at least one submission are exported, so an assignment not yet collected gives nobody a 0
+(nbgrader's CSV lists it with empty scores, and the command says so);
 for the same reason a student whose submission is in ``submitted/`` but not graded (yet, or because
 of a fault of the machine) has an empty cell in the Canvas file, and the command says so. A grade
 whose submission is gone from ``submitted/`` is exported as the gradebook holds it, and said.
@@ -82,7 +83,9 @@ def _sort_name(entry, listed) -> str:
 class SpreadsheetSafeCsvExportPlugin(CsvExportPlugin):
     """nbgrader's CSV (``CsvExportPlugin``: the same columns and values), written by ``csv.writer``, with
     every cell a spreadsheet reads as text: nbgrader joins the fields with commas as they are, so a
-    name with a comma shifts the columns and one starting with ``=`` is a formula."""
+    name with a comma shifts the columns and one starting with ``=`` is a formula. An assignment
+    nobody has submitted (not collected yet) has empty scores, not a 0 for everyone: the Canvas
+    file leaves it out for the same reason."""
 
     KEYS = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email", "raw_score",
             "late_submission_penalty", "score", "max_score"]
@@ -92,13 +95,14 @@ class SpreadsheetSafeCsvExportPlugin(CsvExportPlugin):
             writer = csv.writer(handle, lineterminator="\n")
             writer.writerow(self.KEYS)
             for assignment in gradebook.assignments:
+                anyone = bool(assignment.submissions)
                 for student in gradebook.students:
                     try:
                         submission = gradebook.find_submission(assignment.name, student.id)
                         penalty = submission.late_submission_penalty
                         graded = [submission.timestamp, submission.score, penalty, max(0.0, submission.score - penalty)]
-                    except MissingEntry:  # nothing submitted: 0, as nbgrader's CSV says
-                        graded = ["", 0.0, 0.0, 0.0]
+                    except MissingEntry:  # nothing submitted: 0, as nbgrader's CSV says, unless nobody has
+                        graded = ["", 0.0, 0.0, 0.0] if anyone else ["", "", "", ""]
                     row = [assignment.name, assignment.duedate, graded[0], student.id, student.last_name,
                            student.first_name, student.email, *graded[1:], assignment.max_score]
                     writer.writerow([for_spreadsheet("" if value is None else value) for value in row])
@@ -193,7 +197,11 @@ def export_grades(course: Course, csv_path: Path, lms_path: Path, *, roster: Pat
             for temporary in temporaries:
                 temporary.unlink(missing_ok=True)
         rows = canvas_rows(gradebook, students, ungraded)
+        nobody = sorted(a.name for a in gradebook.assignments if not a.submissions)
     lines = [f"wrote {p}" for p in paths] + note + notes
+    if nobody:
+        lines.append(f"note: nothing submitted yet of {', '.join(nobody)}: empty scores in {paths[0].name}, left out of "
+                     f"{paths[1].name}")
     unmatched = [row[0] for row in rows[2:] if not any(row[1:4])]
     if unmatched:
         lines.append(f"note: {len(unmatched)} student(s) without a Canvas ID or SIS id ({', '.join(unmatched[:5])}"

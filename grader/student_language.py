@@ -28,6 +28,8 @@ MESSAGES = {
                "zh": "{got}（最大偏差 {gap}；允许：rtol={rtol}，atol={atol}）"},
     "no_gradient": {"en": "no gradient", "zh": "没有梯度"},
     "raised": {"en": "the code raised, as the notebook reports: {text}", "zh": "代码抛出了异常（笔记本报告的内容）：{text}"},
+    "not_answered": {"en": "not answered yet: the task still raises NotImplementedError, as it was handed out",
+                     "zh": "尚未作答：这道题仍然抛出 NotImplementedError（保持发下来时的样子）"},
     "no_answer_within": {"en": "no answer within {seconds} s", "zh": "{seconds} 秒内没有答案"},
     "no_answer": {"en": "no answer ({text})", "zh": "没有答案（{text}）"},
     "did_not_answer": {"en": "the notebook did not answer", "zh": "笔记本没有作答"},
@@ -54,7 +56,30 @@ MESSAGES = {
                 "zh": "；另有 {points} 分属于书面作答，由你的老师评分"},
     "total": {"en": "total: {score}/{max_score} (visible tests; hidden tests run when your instructor grades{by_hand})",
               "zh": "合计：{score}/{max_score}（可见测试；隐藏测试在老师评分时运行{by_hand}）"},
+    # grader/check.py on a copy of one of the kit's own exercises (grader/kit_exercises.py)
+    "total_hidden": {"en": "total: {score}/{max_score} (visible and hidden tests of the kit's exercise {exercise}; a "
+                           "hidden check says only how many passed{by_hand})",
+                     "zh": "合计：{score}/{max_score}（本套件练习 {exercise} 的可见测试和隐藏测试；隐藏检查只报告通过了几项{by_hand}）"},
+    "total_source": {"en": "total: {score}/{max_score} (every test in the notebook, its hidden ones too{by_hand})",
+                     "zh": "合计：{score}/{max_score}（笔记本中的全部测试，包括其中的隐藏测试{by_hand}）"},
+    "tests_differ": {"en": "the test cells {cells} are not those of the kit's exercise {exercise}, so its hidden tests did "
+                           "not run; `autograd-kit reset` gives you a fresh copy of the exercise",
+                     "zh": "测试单元 {cells} 与本套件练习 {exercise} 的不同，所以没有运行它的隐藏测试；"
+                           "`autograd-kit reset` 可以给你一份新的练习副本"},
+    "instructor_version": {"en": "this notebook holds solutions and hidden tests: it is an exercise as its instructor "
+                                 "writes it, not a student's copy (`autograd-kit workspace` gives you those, blank)",
+                           "zh": "这个笔记本含有答案和隐藏测试：它是老师编写的练习原稿，不是学生的副本"
+                                 "（`autograd-kit workspace` 会给你空白的副本）"},
 }
+
+
+def raised(reported: str, language: str) -> str:
+    """What a test says of student code that raised (``reported``: what the student's process says it
+    raised): a task still raising ``NotImplementedError()``, as nbgrader hands it out, is "not answered
+    yet"; anything else is quoted. Text for people only: it changes no point."""
+    if reported.strip().rstrip(":").strip() == "NotImplementedError":
+        return say("not_answered", language)
+    return say("raised", language, text=reported)
 
 
 def notebook_language(nb) -> str:

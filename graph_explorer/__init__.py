@@ -32,6 +32,12 @@ Where things live:
     fonts.py    a font with Chinese glyphs for matplotlib (the explorer's and the lessons' figures)
     widget.py   the ipywidgets explorer: Step, Reset, a slider and a still image
 """
+try:
+    import matplotlib  # noqa: F401  (every picture of the explorer is drawn with it)
+except ModuleNotFoundError:
+    raise ModuleNotFoundError("graph_explorer draws with matplotlib, which is not installed in this Python: "
+                              "pip install 'autograd-kit[lab]'", name="matplotlib") from None
+
 from .graph import Graph, GraphNode, count_ops, extract_graph
 from .layout import arrange, layout
 from .view import fold_chains

@@ -3,9 +3,10 @@
 * ``find_chromium()``: the Chromium to drive. Playwright's own browser download is not
   possible everywhere, so the system's Chromium (Debian: ``apt-get install chromium``) is
   passed as the executable; ``KIT_CHROMIUM=/path/to/chrome`` picks another one.
-* ``JupyterLab``: one server, the ``jupyter lab`` that ``make lab`` starts (``scripts/lab.py``),
+* ``JupyterLab``: one server, the ``jupyter lab`` that ``autograd-kit lab`` starts (``learner/lab.py``),
   on a free localhost port with a random token and its own settings, workspaces, config
-  and runtime folders, so nothing of the user's Jupyter set-up leaks in or is changed.
+  and runtime folders, so nothing of the user's Jupyter set-up leaks in or is changed; with
+  ``learner=True``, a learner's (nbgrader's instructor tools switched off, as ``autograd-kit lab`` does).
 * ``Notebook``: a notebook opened in that JupyterLab in a Playwright page, with the
   actions a student takes (Run All from the Run menu, the toolbar buttons) and what the
   page shows afterwards.
@@ -13,7 +14,6 @@
 from __future__ import annotations
 
 import base64
-import importlib.util
 import io
 import json
 import os
@@ -91,16 +91,6 @@ def find_chromium() -> str | None:
     return None
 
 
-def _load_lab_launcher():
-    spec = importlib.util.spec_from_file_location("kit_lab_launcher", ROOT / "scripts" / "lab.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-lab_launcher = _load_lab_launcher()
-
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -112,24 +102,29 @@ def free_port() -> int:
 class JupyterLab:
     """A JupyterLab server serving ``root`` (working directory ``cwd``), for the test's duration."""
 
-    def __init__(self, root: Path, cwd: Path, state: Path, log: Path):
+    def __init__(self, root: Path, cwd: Path, state: Path, log: Path, learner: bool = False):
         self.root, self.cwd, self.state, self.log_path = Path(root), Path(cwd), Path(state), Path(log)
+        self.learner = learner
         self.port = free_port()
         self.token = secrets.token_hex(24)
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 90.0) -> "JupyterLab":
+        from learner.lab import lab_command, learner_environment, setting_defaults
+
         settings = self.state / "settings"  # empty user settings: the kit's defaults apply, as in `make lab`
         settings.mkdir(parents=True, exist_ok=True)
-        lab_launcher.write_lab_settings()  # no news prompt, no update check (what `make lab` writes)
-        env = dict(os.environ)
+        env = learner_environment() if self.learner else dict(os.environ)
+        labconfig = self.state / "config" / "labconfig"  # no news prompt over the notebooks, as in a learner's lab
+        labconfig.mkdir(parents=True, exist_ok=True)
+        (labconfig / "default_setting_overrides.json").write_text(json.dumps(setting_defaults()))
         env.pop("MPLBACKEND", None)  # the kernel's inline backend, as for a student
         for var, sub in [("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"),
                          ("JUPYTER_RUNTIME_DIR", "runtime"), ("IPYTHONDIR", "ipython")]:
             env[var] = str(self.state / sub)
             (self.state / sub).mkdir(parents=True, exist_ok=True)
-        command = lab_launcher.lab_command(
+        command = lab_command(
             self.root, port=self.port, token=self.token, open_browser=False, ip="127.0.0.1",
             settings_dir=settings, workspaces_dir=self.state / "workspaces")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)

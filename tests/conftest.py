@@ -17,7 +17,7 @@ GROUPS = {
                "test_summary", "test_written_answers", "test_extras", "test_student_text", "test_fairness",
                "test_threat_model", "test_read_as_a_file"),
     "course": ("test_notebooks", "test_exercise", "test_lab", "test_browser", "test_chinese_figures",
-               "test_graph_explorer", "test_lesson"),
+               "test_graph_explorer", "test_lesson", "test_packaging"),
     "engine": ("test_engine_", "_vs_torch", "test_float32_rounding", "test_numpy_argument_names", "test_printing",
                "test_utils_data", "test_tutorials", "test_parity"),
 }

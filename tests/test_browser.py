@@ -2,7 +2,7 @@
 
 Executing notebooks headless (test_notebooks.py) cannot see a widget that never renders, a
 plot that does not show or an nbgrader panel that fails to load. Here one JupyterLab (the
-``jupyter lab`` of ``make lab``, see scripts/lab.py) serves a temporary folder holding a copy of the
+``jupyter lab`` command line of ``autograd-kit lab``, learner/lab.py, with nbgrader's tools left on) serves a temporary folder holding a copy of the
 course, a course made by ``kitgrade init`` and a student's released exercise; the tests act
 in the browser as a student and as an instructor would:
 

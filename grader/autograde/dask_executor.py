@@ -80,8 +80,8 @@ def _connect(address: str, security):
         from dask import config as dask_config
         from distributed import Client, LocalCluster
     except ImportError:
-        raise ClusterError("--cluster needs dask.distributed: install the kit's cluster extra "
-                           "(pip install -e '.[cluster]' in the kit's checkout)") from None
+        raise ClusterError("--cluster needs dask.distributed, the kit's cluster extra: pip install "
+                           "'autograd-kit[cluster]'") from None
     local = re.fullmatch(r"local:(\d+)", address)
     if local:
         if int(local.group(1)) < 1:

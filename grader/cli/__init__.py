@@ -15,17 +15,21 @@ Where each command is (this file only runs one and turns what it raises into an 
 from __future__ import annotations
 
 import os
+import select
 import sys
 from pathlib import Path
 
 from ..course import KIT_DIR
-from ..errors import INTERNAL_ERROR, UsageError, log_internal_error
+from ..errors import INTERNAL_ERROR, UsageError, log_internal_error, missing_extra
 from ..faults import describe
 from ..temporary import in_process_folder
 from .arguments import build_parser
 
 #: The arguments that name files, made absolute as the user meant them before a command moves into the course.
 PATH_ARGUMENTS = ("course", "source", "roster", "directory", "exercises", "exchange", "notebook")
+#: Exit status when the command's output was closed by its reader (``kitgrade check nb | head -4``): the
+#: status a shell shows for a program that SIGPIPE stopped.
+OUTPUT_CLOSED = 128 + 13
 
 
 def command() -> int:
@@ -46,8 +50,31 @@ def main(argv: list[str] | None = None) -> int:
     from .. import speed  # noqa: F401  (first: it spares every command an import, see speed.py)
     from ..student_text import escaped_terminal
 
-    with escaped_terminal():  # student text in any message is shown escaped, never acted on by the terminal
-        return _main(argv)
+    try:
+        with escaped_terminal():  # student text in any message is shown escaped, never acted on by the terminal
+            return _main(argv)
+    except BrokenPipeError:  # (the last lines written as the command ends)
+        if not _output_closed():
+            raise
+        return _quietly_closed()
+
+
+def _output_closed() -> bool:
+    """Whether this process's standard output is a pipe its reader has closed."""
+    try:
+        poller = select.poll()
+        poller.register(sys.__stdout__.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _quietly_closed() -> int:
+    """The reader has what it wanted: the rest of the output goes nowhere (no error as Python exits)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.__stdout__.fileno())
+    os.close(devnull)
+    return OUTPUT_CLOSED
 
 
 def _main(argv: list[str] | None) -> int:
@@ -72,6 +99,12 @@ def _main(argv: list[str] | None) -> int:
         print(f"kitgrade {args.command}: stopped", file=sys.stderr)
         return 130
     except Exception as error:
+        if isinstance(error, BrokenPipeError) and _output_closed():  # ``kitgrade check nb | head -4``
+            return _quietly_closed()
+        missing = missing_extra(error, args.command)
+        if missing:  # an extra of the kit not installed (a module imported as the command needs it)
+            print(missing, file=sys.stderr)
+            return 2
         course = getattr(args, "found_course", None)
         fault = describe(error, gradebook=course.gradebook_path if course else None)
         if fault:  # a fault of the machine that struck halfway: what was done is kept

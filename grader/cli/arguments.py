@@ -22,7 +22,6 @@ on stderr and exit status 2, with nothing changed.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from ..settings import CELL_TIMEOUT
 from .after_grading import cmd_export, cmd_feedback, cmd_summary
@@ -30,8 +29,6 @@ from .collecting import cmd_collect
 from .course_setup import cmd_init, cmd_release
 from .grading import cmd_autograde
 from .student import cmd_check
-
-DEFAULT_EXERCISES = Path(__file__).resolve().parent.parent.parent / "exercises"
 
 
 def _worker_count(text: str) -> int:
@@ -71,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command("init", cmd_init, "create a course directory and stage the kit's exercises", course=False)
     sub.add_argument("directory")
     sub.add_argument("--course-id", help="the course id (default for a new course: autograd-kit)")
-    sub.add_argument("--exercises", default=str(DEFAULT_EXERCISES), help="folder of exercises (one folder each)")
+    sub.add_argument("--exercises", help="a folder of exercises, one folder each (default: the kit's own, installed with it)")
     sub.add_argument("--exchange", help="nbgrader exchange folder of a new course (default: <course>/exchange)")
     sub.add_argument("--force", action="store_true",
                      help="add the exercises to an existing course or a non-empty folder (files you changed are kept)")

@@ -8,9 +8,10 @@ from .preflight import find_course, will_write
 
 
 def cmd_init(args) -> int:
-    from ..course_init import init_course
+    from ..course_init import init_course, kit_exercises
 
-    result = init_course(Path(args.directory), args.course_id, Path(args.exercises),
+    exercises = Path(args.exercises) if args.exercises else kit_exercises()
+    result = init_course(Path(args.directory), args.course_id, exercises,
                          exchange=Path(args.exchange) if args.exchange else None, force=args.force)
     course = result.course
     if result.created:

@@ -27,7 +27,7 @@ import nbformat
 from nbgrader import utils as nbgrader_utils
 
 from ..checks import StudentCodeError
-from ..student_language import notebook_language, say
+from ..student_language import notebook_language, raised, say
 from .outputs import error_output, keep_output, well_formed
 from .policy import SandboxPolicy
 from .protocol import MAX_JSON_DEPTH, TOO_MANY_THREADS, Closed, ProtocolError, Reader, TimedOut, nesting_depth, send
@@ -49,6 +49,9 @@ NOTES_LIMIT = 100
 #: The finding of every notebook graded with ``--unsafe-no-sandbox`` where bubblewrap could not run.
 UNSANDBOXED = ("GRADED WITHOUT THE SANDBOX (--unsafe-no-sandbox): this student's code could read the machine's "
                "files and the grader's environment; do not use these grades for a class")
+#: The finding of a failed hidden check, with its input and expected value: the instructor's alone
+#: (``kitgrade check`` leaves it out of what it shows a learner).
+HIDDEN_FAILURE = "hidden check failed (not shown to the student)"
 
 
 @dataclass
@@ -220,7 +223,7 @@ def run_notebook(zygote, nb, policy: SandboxPolicy, instructor_sources: dict | N
                     keep_output(cell, _not_run(process), budget, always=True)
                     continue
                 outputs, _ = trusted.run_test(source, budget[0])
-                report.findings.extend(f"{label[0]}: hidden check failed (not shown to the student): {failure}"
+                report.findings.extend(f"{label[0]}: {HIDDEN_FAILURE}: {failure}"
                                        for failure in trusted.hidden_failures)
                 for output in outputs:
                     keep_output(cell, output, budget, always=output["output_type"] == "error")
@@ -277,7 +280,7 @@ def _probe(process: StudentProcess, code: str, label: str, language: str = "en")
     error = reply.get("error")
     if isinstance(error, dict):  # what the student's process says its code raised: text for people, no verdict
         reported = f"{clip(str(error.get('ename', 'Error')), 100)}: {clip(str(error.get('evalue', '')), 2000)}"
-        raise StudentCodeError(say("raised", language, text=reported))
+        raise StudentCodeError(raised(reported, language))
     try:
         return decode(reply.get("value"))
     except ValueRejected as rejected:

@@ -1,0 +1,6 @@
+"""``python -m learner ...``: the same as the ``autograd-kit`` command."""
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,42 @@
+"""``kitgrade export``: an assignment nobody has submitted yet gives nobody a 0, in either file.
+
+nbgrader's CSV (``grades.csv``) lists every assignment of the gradebook for every student: one
+nobody has submitted (not collected yet) has empty scores there, and the Canvas file leaves it out;
+the command says so. A student who did not submit an assignment others did still gets nbgrader's 0.
+"""
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from course_snapshots import ASSIGNMENT, make_course
+from grader.cli import main as kitgrade
+
+
+@pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's own session, used as nbgrader does
+def test_an_assignment_nobody_submitted_is_empty_in_grades_csv_and_left_out_of_the_lms_file(tmp_path, capsys):
+    from nbgrader.api import Gradebook
+
+    from grader.course import Course
+
+    course = Course(make_course(tmp_path / "course"))
+    others = [a for a in course.assignments() if a != ASSIGNMENT]
+    assert others, "the sample course has a second assignment (nothing would be tested)"
+    with Gradebook(course.db_url, course.course_id) as gradebook:
+        for student in ("alice", "bob"):
+            gradebook.add_student(student)
+        gradebook.add_submission(ASSIGNMENT, "alice")  # alice handed in the sample; bob did not, nor anyone the others
+    # (the bare submission's autograded cells look like answers waiting for a person: exported anyway)
+    assert kitgrade(["export", "--course", str(course.root), "--allow-manual-pending"]) == 0
+    out = capsys.readouterr().out
+    assert f"note: nothing submitted yet of {', '.join(sorted(others))}: empty scores in grades.csv, left out of " \
+           "grades_lms.csv" in out, out
+    rows = list(csv.DictReader(open(course.root / "grades.csv", encoding="utf-8")))
+    scores = {(r["assignment"], r["student_id"]): r["score"] for r in rows}
+    assert scores[(ASSIGNMENT, "alice")] == "0.0" and scores[(ASSIGNMENT, "bob")] == "0.0"  # nbgrader's 0 for bob
+    for assignment in others:
+        assert scores[(assignment, "alice")] == scores[(assignment, "bob")] == ""  # it was 0.0 for both
+        assert all(r["raw_score"] == "" for r in rows if r["assignment"] == assignment)
+    lms = list(csv.reader(open(course.root / "grades_lms.csv", encoding="utf-8")))
+    assert lms[0][5:] == [ASSIGNMENT]
