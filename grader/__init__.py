@@ -34,6 +34,8 @@ top of a file or inside a function) closes a circle (``tests/test_grader_layers.
     2 sandbox/           one student's notebook run so that nothing in it decides its grade
       checks.py          the test cells' library (``student()``, ``check()``), used in the sandbox
       submission.py      one submitted folder read and staged (never followed, never changed)
+      notebook_outputs.py what a notebook's outputs may hold, checked before nbgrader or a page sees them
+      released_files.py  the files a student receives beside the notebooks (nbgrader's release picks them)
     3 autograde/         one grading run, a module per step (its map is in ``autograde/__init__.py``)
       local_grading.py   one notebook graded on the spot (``check`` and the release proof)
       kit_exercises.py   the kit's own exercise behind a learner's copy: its hidden tests, for ``check``
@@ -42,7 +44,7 @@ top of a file or inside a function) closes a circle (``tests/test_grader_layers.
       release.py         ``kitgrade release``: generated, proven, into the exchange
       collect.py         ``kitgrade collect``: from the exchange or LMS downloads
       hub_exchange/      nbgrader's exchange as the kit's JupyterHub uses it (its map: its ``__init__.py``)
-      feedback.py        ``kitgrade feedback``
+      feedback/          ``kitgrade feedback``: nbgrader's pages, the kit's where one cannot be made (its map: its ``__init__.py``)
       export.py          ``kitgrade export``: nbgrader's CSV and the LMS's
       summary.py         ``kitgrade summary``: what the class got wrong
       summary_page.py    the summary's terminal table and HTML page, its figures embedded

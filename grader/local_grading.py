@@ -111,10 +111,11 @@ class NotebookResult:
 
 def _execute_and_score(nb, policy: SandboxPolicy, data_files: dict[str, bytes]):
     from .notebook_chains import keep_warnings_harmless
+    from .notebook_outputs import gate_notebook
 
     with scratch_folder(data_files) as scratch:
         report = run_notebook(workers.zygote_for(policy.forbidden_imports), nb, policy.for_scratch(scratch))
-    result = NotebookResult(findings=report.findings + keep_warnings_harmless(nb))
+    result = NotebookResult(findings=report.findings + gate_notebook(nb) + keep_warnings_harmless(nb))
     for cell in nb.cells:
         if cell.cell_type == "code" and nbgrader_utils.is_grade(cell) and not nbgrader_utils.is_solution(cell):
             score, max_score = nbgrader_utils.determine_grade(cell)

@@ -13,7 +13,7 @@ from .errors import EnvironmentFault, UsageError
 from .faults import describe, logged_errors
 from .local_grading import LocalGrader, NotebookResult
 from .sandbox.policy import policy_for
-from .sandbox.scratch import read_data_files
+from .released_files import read_released_files
 
 
 @dataclass
@@ -65,7 +65,7 @@ def prove_release(course: Course, assignment: str) -> list[ReleaseProof]:
     """Grade the solution (must pass every test) and the blank release (must fail them), hidden tests included."""
     settings = course.settings()
     policy = policy_for(settings, course.policy(assignment)["forbidden_imports"])
-    data_files = read_data_files(course.path("source", assignment), policy.limits)  # as autograde copies them
+    data_files = read_released_files(course, assignment, policy.limits)  # what students receive, as autograde copies them
     proofs = []
     with LocalGrader(course.preload(assignment)) as grader:
         for source in course.source_notebooks(assignment):

@@ -10,7 +10,7 @@ and so every text the kit shows that came from them. Each sink shows it as text,
 - **HTML** (``for_html``, ``clean_html``, ``CONTENT_SECURITY_POLICY``): text is escaped; where a
   page must show a student's markup (a notebook's HTML output or markdown cell, in feedback), it
   is cleaned to an allow-list of tags and attributes that run nothing, and the page carries a
-  Content-Security-Policy that lets no script run but MathJax's.
+  Content-Security-Policy that lets no script run and nothing be fetched.
 - **spreadsheet** (``for_spreadsheet``): a CSV cell that starts with ``= + - @``, a tab or a
   carriage return is read as text, as OWASP's CSV-injection advice says: a single quote in front.
 """
@@ -102,11 +102,10 @@ def for_html(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-#: MathJax, which nbgrader's feedback template loads, is the only script a kit page runs; it
-#: evaluates its own configuration block, hence 'unsafe-eval' (no other script can be there to use it).
-MATHJAX = "https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/"
-CONTENT_SECURITY_POLICY = (f"default-src 'none'; script-src {MATHJAX} 'unsafe-eval'; style-src 'unsafe-inline' "
-                           f"{MATHJAX}; font-src {MATHJAX} data:; img-src data:; base-uri 'none'; form-action 'none'")
+#: No script runs on a kit page (formulas are MathML, made with the page: ``grader/feedback/formulas.py``),
+#: nothing is fetched; pictures are embedded (``data:``), styles inline.
+CONTENT_SECURITY_POLICY = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
+                           "base-uri 'none'; form-action 'none'")
 CSP_META = f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">'
 
 # What markdown and the usual notebook outputs (pandas tables, images) need, and nothing that runs.
@@ -115,6 +114,15 @@ _TAGS = {"a", "abbr", "b", "blockquote", "br", "caption", "code", "dd", "del", "
          "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr",
          "u", "ul"}
 _ATTRIBUTES = {"class", "id", "title", "alt", "align", "colspan", "rowspan", "width", "height", "start"}
+# MathML Core's presentation elements (formulas; none of them links, loads or runs anything) and their attributes
+_MATHML_TAGS = {"math", "mi", "mn", "mo", "ms", "mtext", "mspace", "mrow", "mfrac", "msqrt", "mroot", "mstyle",
+                "merror", "mpadded", "mphantom", "msub", "msup", "msubsup", "munder", "mover", "munderover",
+                "mmultiscripts", "mprescripts", "mtable", "mtr", "mtd", "semantics", "annotation", "menclose"}
+_MATHML_ATTRIBUTES = {"display", "displaystyle", "scriptlevel", "mathvariant", "mathsize", "stretchy", "symmetric",
+                      "largeop", "movablelimits", "fence", "separator", "form", "lspace", "rspace", "minsize",
+                      "maxsize", "accent", "accentunder", "linethickness", "columnalign", "rowalign", "columnspan",
+                      "columnlines", "rowlines", "frame", "notation", "depth", "voffset", "encoding"}
+MATHML_NAMESPACE = "http://www.w3.org/1998/Math/MathML"
 _IMAGE_DATA = re.compile(r"^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]*$")
 _LINK = re.compile(r"^(https?://|mailto:|#)", re.I)
 
@@ -122,6 +130,8 @@ _LINK = re.compile(r"^(https?://|mailto:|#)", re.I)
 def _allowed_attribute(tag: str, name: str, value: str) -> bool:
     if name in _ATTRIBUTES:
         return True
+    if tag in _MATHML_TAGS:
+        return name in _MATHML_ATTRIBUTES or (name == "xmlns" and value == MATHML_NAMESPACE)
     if tag == "a" and name == "href":
         return bool(_LINK.match(value.strip()))
     if tag == "img" and name == "src":  # an embedded picture; an address would be fetched when the page opens
@@ -129,13 +139,40 @@ def _allowed_attribute(tag: str, name: str, value: str) -> bool:
     return False
 
 
+#: Markup nested deeper than this, or with more tags, is shown as text: html5lib, which the cleaning
+#: parses with, takes time that grows with the square of the nesting (``<ul><li>`` 5,000 deep: 24 s;
+#: a notebook may hold megabytes of it), and honest markup nests a few dozen levels at most.
+MAX_MARKUP_DEPTH = 100
+MAX_MARKUP_TAGS = 100_000
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)[^>]*?(/?)>")
+_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr", "mspace",
+         "mprescripts"}
+
+
+def _too_much_markup(text: str) -> bool:
+    depth, tags = 0, 0
+    for tag in _TAG.finditer(text):
+        tags += 1
+        if tag[1]:
+            depth = max(0, depth - 1)
+        elif not tag[3] and tag[2].lower() not in _VOID:
+            depth += 1
+        if depth > MAX_MARKUP_DEPTH or tags > MAX_MARKUP_TAGS:
+            return True
+    return False
+
+
 def clean_html(fragment: object) -> str:
-    """A student's markup (an HTML output, a markdown cell) reduced to tags that run nothing: no
-    script, style, frame, form, event handler or ``javascript:`` link; what is dropped is shown as text."""
+    """A student's markup (an HTML output, a markdown cell, a formula's MathML) reduced to tags that
+    run nothing: no script, style, frame, form, event handler or ``javascript:`` link; what is
+    dropped is shown as text, and so is markup nested over ``MAX_MARKUP_DEPTH`` deep or of more
+    than ``MAX_MARKUP_TAGS`` tags."""
     import bleach
 
     text = fragment.decode() if isinstance(fragment, bytes) else str(fragment)
-    return bleach.clean(text, tags=_TAGS, attributes=_allowed_attribute, protocols={"http", "https", "mailto", "data"},
+    if _too_much_markup(text):
+        return f"<pre>{for_html(text)}</pre>"
+    return bleach.clean(text, tags=_TAGS | _MATHML_TAGS, attributes=_allowed_attribute, protocols={"http", "https", "mailto", "data"},
                         strip=False, strip_comments=True)
 
 

@@ -11,11 +11,13 @@ import json
 import os
 import shutil
 import stat
+import warnings
 from pathlib import Path
 
 import nbformat
 
 from .download_files import read_as_file
+from .notebook_outputs import clear_malformed_saved_outputs
 from .sandbox.protocol import MAX_JSON_DEPTH, nesting_depth
 
 #: Most cells a submitted notebook may have (each is a round trip to the student's process and a
@@ -40,30 +42,86 @@ def read_notebook_strictly(path: Path, size_limit: int = DEFAULT_SIZE_LIMIT):
 
 
 def parse_notebook(raw: bytes):
-    """Return ``(notebook, None)`` or ``(None, reason)`` for a submitted file's bytes."""
+    """Return ``(notebook, None)`` or ``(None, reason)`` for a submitted file's bytes (its saved
+    outputs cleared if malformed: ``parse_submitted`` says so)."""
+    notebook, reason, _ = parse_submitted(raw)
+    return notebook, reason
+
+
+def parse_submitted(raw: bytes):
+    """Return ``(notebook, None, notes)`` or ``(None, reason, [])`` for a submitted file's bytes.
+
+    Malformed saved outputs (``grader.notebook_outputs``) do not make a notebook ungradable, as
+    they do not for nbgrader, which clears them: they are cleared, and ``notes`` says so."""
     try:
         data = json.loads(raw.decode("utf-8"))
     except RecursionError:
-        return None, f"nested more than {MAX_JSON_DEPTH} levels deep: not a notebook Jupyter writes; not graded"
+        return None, f"nested more than {MAX_JSON_DEPTH} levels deep: not a notebook Jupyter writes; not graded", []
     except (UnicodeDecodeError, ValueError) as error:
-        return None, f"not valid notebook JSON ({type(error).__name__}: {str(error)[:80]}); file truncated or corrupted?"
+        return None, f"not valid notebook JSON ({type(error).__name__}: {str(error)[:80]}); file truncated or corrupted?", []
     if not isinstance(data, dict) or "cells" not in data and "worksheets" not in data:
-        return None, "not a notebook (no cells)"
+        return None, "not a notebook (no cells)", []
     if nesting_depth(data) > MAX_JSON_DEPTH:
-        return None, f"nested more than {MAX_JSON_DEPTH} levels deep: not a notebook Jupyter writes; not graded"
+        return None, f"nested more than {MAX_JSON_DEPTH} levels deep: not a notebook Jupyter writes; not graded", []
     cells = data.get("cells")
     if isinstance(cells, list) and len(cells) > MAX_CELLS:
         return None, (f"{len(cells)} cells, more than the {MAX_CELLS} a notebook may have; not graded "
-                      "(hand in the assignment's notebook with your answers in its cells)")
+                      "(hand in the assignment's notebook with your answers in its cells)"), []
     major = data.get("nbformat")
     if major != 4:
-        return None, f"wrong notebook format (nbformat {major!r}, expected 4)"
+        return None, f"wrong notebook format (nbformat {major!r}, expected 4)", []
+    notes = clear_malformed_saved_outputs(data) + clear_malformed_marks(data)
     try:
-        notebook = nbformat.reads(raw.decode("utf-8"), as_version=4)
+        notebook = nbformat.reads(json.dumps(data) if notes else raw.decode("utf-8"), as_version=4)
         nbformat.validate(notebook)
     except Exception as error:  # nbformat raises several kinds here
-        return None, f"invalid nbformat 4 notebook ({type(error).__name__}: {str(error).splitlines()[0][:100]})"
-    return notebook, None
+        reason = f"invalid nbformat 4 notebook ({type(error).__name__}: {str(error).splitlines()[0][:100]})"
+        notebook = _without_invalid_metadata(data)
+        if notebook is None:
+            return None, reason, []
+        notes.append(f"metadata nbformat does not allow was removed ({reason[len('invalid nbformat 4 notebook ('):-1]})")
+    return notebook, None, notes
+
+
+def _without_invalid_metadata(data: dict):
+    """The notebook with the metadata nbformat's schema refuses removed (``nbformat.validator.normalize``
+    with ``strip_invalid_metadata``: a cell's ``collapsed: "yes"``, a ``language_info`` of the wrong
+    shape), if that is all that was wrong; else None."""
+    from nbformat.validator import normalize
+
+    try:
+        with warnings.catch_warnings():  # (nbformat's own notes on what it repairs: the finding says it)
+            warnings.simplefilter("ignore")
+            _, repaired = normalize(data, strip_invalid_metadata=True)
+            notebook = nbformat.reads(json.dumps(repaired), as_version=4)
+            nbformat.validate(notebook)
+    except Exception:  # more is wrong than metadata
+        return None
+    return notebook
+
+
+def clear_malformed_marks(data: dict) -> list[str]:
+    """nbgrader's marks on a submitted notebook's cells that nbgrader's own chain stops on, fixed in
+    ``data`` before it sees them: marks that are not an object or name no id are removed (the cell is
+    then the student's own, as one that claims an unknown id is), a ``schema_version`` other than
+    nbgrader's is put back (the gradebook restores every other flag). The findings."""
+    from nbgrader.nbgraderformat import SCHEMA_VERSION
+
+    cells = data.get("cells")
+    findings = []
+    for index, cell in enumerate(cells if isinstance(cells, list) else []):
+        metadata = cell.get("metadata") if isinstance(cell, dict) else None
+        if not isinstance(metadata, dict) or "nbgrader" not in metadata:
+            continue
+        marks = metadata["nbgrader"]
+        grade_id = marks.get("grade_id") if isinstance(marks, dict) else None
+        if not isinstance(grade_id, str) or not grade_id:
+            del metadata["nbgrader"]
+            findings.append(f"cell {index}: its nbgrader marks are not nbgrader's ({str(marks)[:60]}); removed")
+        elif marks.get("schema_version") != SCHEMA_VERSION or type(marks.get("schema_version")) is not int:
+            marks["schema_version"] = SCHEMA_VERSION
+            findings.append(f"cell {grade_id!r}: changed nbgrader metadata (schema_version); restored")
+    return findings
 
 
 def grade_ids(notebook) -> set[str]:
@@ -121,13 +179,14 @@ def stage_submission(submitted: Path, staged: Path, expected: dict[str, set[str]
         raw, reason = read_submitted_file(path, size_limit)
         if reason and reason.startswith("unreadable"):  # the machine's fault (permissions, a failing disk)
             raise SubmissionUnreadable(f"{path.name}: {reason}")
-        notebook = None
+        notebook, notes = None, []
         if not reason:
-            notebook, reason = parse_notebook(raw)
+            notebook, reason, notes = parse_submitted(raw)
         if reason:
             findings.append(f"{path.name}: {reason}")
         else:
-            valid[path.stem] = (path, raw, notebook)
+            findings += [f"{path.name}: {note}" for note in notes]
+            valid[path.stem] = (path, nbformat.writes(notebook).encode("utf-8") if notes else raw, notebook)
     placed: dict[str, tuple[Path, bytes]] = {}
     for name in expected:
         if name in valid:

@@ -22,6 +22,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from .course import Course
 from .errors import UsageError
+from .notebook_outputs import gate_notebook
 from .report import NO_LONGER_SUBMITTED, no_longer_submitted, refresh_report, write_whole
 from .summary_page import TEXT, terminal_table, to_html
 
@@ -52,6 +53,7 @@ def _failures(course: Course, assignment: str, student: str) -> dict[str, str]:
     found = {}
     for path in sorted(course.path("autograded", student, assignment).glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
+        gate_notebook(nb)  # one autograded before outputs were checked may hold what stops the summary
         for cell in nb.cells:
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]

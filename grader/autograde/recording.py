@@ -4,11 +4,13 @@ fails meanwhile, what nbgrader wrote is undone and the student is "not graded, b
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import warnings
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.converters.base import NbGraderException
 from traitlets.config import Config
 
 from ..course import KIT_DIR, Course
@@ -38,7 +40,9 @@ def grade_student(run, student: str) -> str | None:
     gradebook is locked), what the gradebook got of this grading is undone (``run.before`` holds it
     as it was) and so is the ledger's entry: the student has no grade from this run (an earlier one
     is kept), and the next run grades them. If the undo fails too, the ledger's ``unfinished`` mark
-    stays, and export leaves out what the gradebook holds of them.
+    stays, and export leaves out what the gradebook holds of them. If nbgrader fails on the
+    notebooks for any other reason, the same happens, with nbgrader's reason in one line
+    (``nbgrader_failed``): what it recorded of a grading it did not finish is never a grade.
     """
     course, assignment, ledger = run.course, run.assignment, run.ledger
     try:
@@ -46,15 +50,29 @@ def grade_student(run, student: str) -> str | None:
     except OSError as error:  # nothing of this run is in the gradebook: an earlier grade stays as it was
         return describe(error, ledger.path) or f"the grading could not be noted ({error})"
     try:
-        faults = [e for e in grade_with_nbgrader(course, assignment, [student], run.run_dir) if describe(e)]
+        errors = grade_with_nbgrader(course, assignment, [student], run.run_dir)
+        faults = [e for e in errors if describe(e)]
         if faults:
             raise faults[0]
-        ledger.record(student, run.results[student].reasons)  # graded and in the gradebook: a rerun keeps it
-        return None
+        failures = [e for e in errors if not isinstance(e, NbGraderException)] or errors
+        if failures:  # never taken as a grade: nbgrader recorded part of it, or nothing
+            why = nbgrader_failed(failures[0])
+        else:
+            ledger.record(student, run.results[student].reasons)  # graded and in the gradebook: a rerun keeps it
+            return None
     except Exception as error:
         why = describe(error, course.path("autograded", student, assignment), course.gradebook_path) \
             or f"nbgrader could not grade this submission ({error!r})"
     return _undo(run, student, why)
+
+
+def nbgrader_failed(error: BaseException) -> str:
+    """Why a student is not graded when nbgrader failed on their notebooks (not the machine): one
+    line, no traceback. The notebooks passed the kit's checks (``grader.notebook_outputs``), so this
+    is a case the kit does not know yet."""
+    text = str(error).strip().splitlines()[0][:160] if str(error).strip() else ""
+    return (f"nbgrader could not grade this submission ({type(error).__name__}{': ' + text if text else ''}); "
+            "a case the kit does not handle yet: please report it to the kit's maintainers")
 
 
 def _undo(run, student: str, why: str) -> str:
@@ -88,7 +106,6 @@ def grade_with_nbgrader(course: Course, assignment: str, students: list[str], ru
     if not students:
         return []
     from nbgrader.converters import Autograde
-    from nbgrader.converters.base import NbGraderException
 
     config = course.config()
     config.merge(Config({
@@ -104,13 +121,22 @@ def grade_with_nbgrader(course: Course, assignment: str, students: list[str], ru
     converter.log.setLevel(NBGRADER_LOG_LEVEL)
     converter.force = True
     with logged_errors(converter.log) as errors:
+        # every failure nbgrader logs is the kit's to report, in its words (a reason of the report)
+        converter.log.addFilter(_errors_not_shown)
         try:
             with warnings.catch_warnings():  # nbgrader's own SQLAlchemy session warnings are not ours to show
                 warnings.simplefilter("ignore")
                 converter.start()
         except NbGraderException as error:
-            converter.log.error("nbgrader reported failures: %s", error)
+            if all(error is not seen for seen in errors):
+                errors.append(error)
+        finally:
+            converter.log.removeFilter(_errors_not_shown)
     return errors
+
+
+def _errors_not_shown(record) -> bool:
+    return record.levelno < logging.ERROR
 
 
 def score_missing_as_zero(course: Course, assignment: str, students: list[str]) -> None:

@@ -8,8 +8,8 @@ import shutil
 import nbformat
 
 from ..faults import describe
+from ..released_files import read_released_files
 from ..sandbox.policy import policy_for
-from ..sandbox.scratch import read_data_files
 from ..submission import SubmissionUnreadable, grade_ids, stage_submission
 from .recording import STAGED
 
@@ -46,7 +46,8 @@ def stage_all(run) -> list[dict]:
 
 
 def sandbox_policy(run):
-    """The sandbox's policy of ``run``'s assignment, and its data files (read once per run)."""
+    """The sandbox's policy of ``run``'s assignment, and the data files a student receives with it
+    (``released_files``: read once per run)."""
     policy = policy_for(run.settings, run.course.policy(run.assignment)["forbidden_imports"],
                         run.course.protected_paths())
-    return policy, read_data_files(run.course.path("source", run.assignment), policy.limits)
+    return policy, read_released_files(run.course, run.assignment, policy.limits)

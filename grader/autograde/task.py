@@ -16,6 +16,7 @@ import nbformat
 
 from ..faults import describe
 from ..notebook_chains import instructor_sources, keep_warnings_harmless, sanitize
+from ..notebook_outputs import gate_notebook
 from ..sandbox import workers as grading_workers
 from ..sandbox.policy import SandboxPolicy
 from ..sandbox.scratch import scratch_folder
@@ -59,7 +60,7 @@ def execute_prepared(task: dict, *, preload: list[str] | None = None) -> dict:
         report = run_notebook(grading_workers.zygote_for(policy.forbidden_imports, preload), nb, policy.for_scratch(scratch),
                               task["sources"])
     seconds = time.monotonic() - started
-    findings = list(task["findings"]) + report.findings + keep_warnings_harmless(nb)
+    findings = list(task["findings"]) + report.findings + gate_notebook(nb) + keep_warnings_harmless(nb)
     record = {"sources": [cell.source for cell in nb.cells],
               "cells": [{"outputs": cell.get("outputs", []), "execution_count": cell.get("execution_count")}
                         for cell in nb.cells]}

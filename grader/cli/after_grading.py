@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 from ..course import KIT_DIR, Course
 from ..errors import UsageError
+from ..student_text import for_terminal
 from .preflight import find_course, will_write
 
 
@@ -32,24 +34,49 @@ def cmd_feedback(args) -> int:
     if not course.students_with("autograded", args.assignment):
         raise UsageError(f"no autograded submission of {args.assignment} yet; run `kitgrade autograde "
                          f"{args.assignment}` first")
+    students = require_graded(course, args.assignment, args.student)
     will_write(course, "feedback", course.path("feedback"),
                *([exchange_root(course) / course.course_id / "feedback"] if args.release else []), gradebook="read")
     # hidden by default; --hide-hidden-tests is still accepted (it was the way to hide them)
     hide = not args.show_hidden_tests and (args.hide_hidden_tests or course.settings().hide_hidden_tests_in_feedback)
-    files = generate_feedback(course, args.assignment, hide_hidden_tests=hide)
-    print(f"{args.assignment}: {len(files)} feedback file(s) in feedback/" + (" (hidden tests left out)" if hide else ""))
-    waiting = awaiting_manual(course, args.assignment)
+    written = generate_feedback(course, args.assignment, hide_hidden_tests=hide, students=students)
+    print(f"{args.assignment}: {len(written.pages)} feedback file(s) in feedback/" + (" (hidden tests left out)" if hide else ""))
+    waiting = [s for s in awaiting_manual(course, args.assignment) if not students or s in students]
     if waiting:
         print(f"note: written answers of {len(waiting)} student(s) wait for a manual grade ({', '.join(waiting)}): "
               "their feedback shows the score without them; run feedback again once they are graded", file=sys.stderr)
     if args.release:
         from ..feedback import release_feedback
 
-        released, skipped = release_feedback(course, args.assignment)
+        released, skipped = release_feedback(course, args.assignment, students)
         print(f"{args.assignment}: feedback of {len(released)} student(s) released to the exchange: {', '.join(released)}")
         if skipped:
             print(f"{args.assignment}: not released (submitted outside the exchange, or not graded): {', '.join(skipped)}")
+    if written.unrendered:
+        print(f"kitgrade feedback: {len(written.unrendered)} of {len(written.pages)} page(s) could not be rendered; each "
+              "of these students got a plain page that gives their score and says so:", file=sys.stderr)
+        for student, notebook, why in written.unrendered:
+            print(f"  {for_terminal(student)}/{for_terminal(notebook)}: {for_terminal(why)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def require_graded(course: Course, assignment: str, students: list[str] | None) -> list[str] | None:
+    """The students named with ``--student`` (None: all), each graded by ``autograde`` (or in its
+    report, as not graded): else a mistake, refused before anything is written."""
+    if not students:
+        return None
+    known = set(course.students_with("autograded", assignment))
+    report = course.path("reports", f"{assignment}.json")
+    try:
+        known |= set(json.loads(report.read_text(encoding="utf-8"))) if report.is_file() else set()
+    except (OSError, ValueError):
+        pass
+    unknown = [s for s in students if s not in known]
+    if unknown:
+        raise UsageError(f"{', '.join(map(repr, unknown))}: not graded by `kitgrade autograde {assignment}` yet, so "
+                         f"there is no feedback to write; graded: {', '.join(sorted(known)[:20])}")
+    return list(dict.fromkeys(students))
 
 
 def awaiting_manual(course: Course, assignment: str) -> list[str]:

@@ -7,6 +7,7 @@
     kitgrade autograde ex1 --cluster tls://HOST:8786 # the same on the workers of a dask scheduler
     kitgrade summary ex1 [--lang zh]                 # what the class got wrong: reports/ex1.html
     kitgrade feedback ex1 [--show-hidden-tests]      # HTML per student in feedback/ (hidden tests left out)
+                          [--student NAME]           #   only this student (repeatable)
                           [--release]                #   and back to the students through the exchange
     kitgrade export [--lms-csv grades.csv] [--dry-run]   # nbgrader's CSV plus a Canvas gradebook import file
                     [--allow-manual-pending]            #   even with written answers not graded yet
@@ -99,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("feedback", cmd_feedback, "write HTML feedback for every graded student")
     sub.add_argument("assignment")
+    sub.add_argument("--student", action="append", help="only this student (repeatable)")
     shown = sub.add_mutually_exclusive_group()
     shown.add_argument("--show-hidden-tests", action="store_true",
                        help="show the hidden tests' code and messages in the feedback (left out by default)")
