@@ -125,6 +125,7 @@ class DaskExecutor:
         self.client, self.cluster = client, cluster
         self.config, self.preload = config, list(preload)
         self.versions = versions.kit_versions()
+        self.run = uuid.uuid4().hex  # a worker grades this run's notebooks in sandboxes of this run only
 
     @classmethod
     def connect(cls, address: str, security=None, *, config=None, preload=()) -> "DaskExecutor":
@@ -194,6 +195,7 @@ class DaskExecutor:
                     yield task, prepared
                     continue
                 prepared["scratch_parent"] = None  # the worker's own temporary folder
+                prepared["run"] = self.run
                 key = f"kitgrade-{task['student']}-{task['notebook']}-{uuid.uuid4().hex[:8]}"
                 future = self.client.submit(run_on_worker, prepared, self.preload, self.versions, key=key, pure=False)
                 futures[future] = task
