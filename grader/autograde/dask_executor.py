@@ -172,7 +172,7 @@ class DaskExecutor:
             time.sleep(0.2)
 
     def start(self, forbidden_imports=()) -> None:
-        """The workers are running already (their interpreters stay warm from one run to the next)."""
+        """The workers are running already (each starts a sandbox for this run at its first notebook of it)."""
 
     def status(self) -> str:
         processing = self.client.processing()
