@@ -169,6 +169,7 @@ def main() -> int:
     local_sizes = [int(n) for n in args.local_clusters.split(",") if n.strip()]
     workers = args.workers or os.cpu_count() or 1
 
+    load_before = os.getloadavg()[0]  # (a shared machine: the ratios, measured in one run, are what compare)
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
         template = Path(tmp, "template")
         course = init_course(template, "bench", Path(args.exercises)).course
@@ -205,7 +206,7 @@ def main() -> int:
         plain, kit = (statistics.median(t for t, _ in runs) for runs in (plain_runs, kit_runs))
         plain_cpu, kit_cpu = (statistics.median(c for _, c in runs) for runs in (plain_runs, kit_runs))
         print(f"{args.n} submissions of {args.assignment!r}, {args.repeats} repeats, {os.cpu_count()} CPU(s), "
-              f"load average {os.getloadavg()[0]:.1f}")
+              f"load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
         print(f"plain nbgrader autograde: median {plain:6.2f} s  ({args.n / plain:5.2f} submissions/s), "
               f"CPU {plain_cpu / args.n:.2f} s per submission")
         print(f"kitgrade autograde:       median {kit:6.2f} s  ({args.n / kit:5.2f} submissions/s), "

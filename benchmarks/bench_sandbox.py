@@ -44,6 +44,7 @@ def measure(sandboxed: bool, submissions: int, repeats: int) -> tuple[float, flo
     for _ in range(repeats):
         started = time.perf_counter()
         with Zygote(settings.preload_modules) as zygote:
+            zygote.wait_ready()  # (a zygote starts up in the background, and is waited for at its first fork)
             starts.append(time.perf_counter() - started)
             assert zygote.sandboxed == sandboxed
             started = time.perf_counter()

@@ -12,8 +12,6 @@ from nbgrader import utils as nbgrader_utils
 from .autograde.executors import stop_soon
 from .sandbox.policy import SandboxPolicy
 from .stop_signals import stops_deferred
-from .sandbox.scratch import scratch_folder
-from .sandbox.supervisor import run_notebook
 from .sandbox import spare_zygotes, workers
 from .settings import KitGrade
 from .speed import before_forking_workers
@@ -113,8 +111,7 @@ def _execute_and_score(nb, policy: SandboxPolicy, data_files: dict[str, bytes]):
     from .notebook_chains import keep_warnings_harmless
     from .notebook_outputs import gate_notebook
 
-    with scratch_folder(data_files) as scratch:
-        report = run_notebook(workers.zygote_for(policy.forbidden_imports), nb, policy.for_scratch(scratch))
+    nb, report = workers.grade_in_sandbox(nb, policy, data_files)
     result = NotebookResult(findings=report.findings + gate_notebook(nb) + keep_warnings_harmless(nb))
     for cell in nb.cells:
         if cell.cell_type == "code" and nbgrader_utils.is_grade(cell) and not nbgrader_utils.is_solution(cell):

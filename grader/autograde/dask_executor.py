@@ -125,6 +125,7 @@ class DaskExecutor:
         self.client, self.cluster = client, cluster
         self.config, self.preload = config, list(preload)
         self.versions = versions.kit_versions()
+        self.run = uuid.uuid4().hex  # a worker grades this run's notebooks in sandboxes of this run only
 
     @classmethod
     def connect(cls, address: str, security=None, *, config=None, preload=()) -> "DaskExecutor":
@@ -171,7 +172,7 @@ class DaskExecutor:
             time.sleep(0.2)
 
     def start(self, forbidden_imports=()) -> None:
-        """The workers are running already (their interpreters stay warm from one run to the next)."""
+        """The workers are running already (each starts a sandbox for this run at its first notebook of it)."""
 
     def status(self) -> str:
         processing = self.client.processing()
@@ -194,6 +195,7 @@ class DaskExecutor:
                     yield task, prepared
                     continue
                 prepared["scratch_parent"] = None  # the worker's own temporary folder
+                prepared["run"] = self.run
                 key = f"kitgrade-{task['student']}-{task['notebook']}-{uuid.uuid4().hex[:8]}"
                 future = self.client.submit(run_on_worker, prepared, self.preload, self.versions, key=key, pure=False)
                 futures[future] = task

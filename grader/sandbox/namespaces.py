@@ -2,7 +2,10 @@
 its own, through a namespace parent; outside it, as the zygote's own child.
 
 The namespace parent, forked by the zygote per submission, makes the new namespaces
-(``unshare(CLONE_NEWPID | CLONE_NEWIPC)``: its processes and its IPC objects go with it), forks
+(``unshare(CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET)``: its processes, its IPC
+objects (SysV, POSIX message queues), its host name and its network (sockets, ports, the network's
+settings under ``/proc/sys/net``) go with it; the student's process then makes its mount namespace,
+``mounts.py``), forks
 the student's process into them, hands its pid and a pidfd to the zygote, counts its threads
 (``_watch_threads``) until it ends and then ends exactly as it ended (the same signal, or the same
 exit code), so the zygote learns the crash from its own child's wait status. The zygote never changes namespace:
@@ -33,7 +36,11 @@ EXTRA_TASKS = 32
 THREAD_WATCH = 0.02
 
 _PR_SET_PDEATHSIG = 1
-_CLONE_NEWPID, _CLONE_NEWIPC = 0x20000000, 0x08000000
+_CLONE_NEWPID, _CLONE_NEWIPC, _CLONE_NEWUTS, _CLONE_NEWNET = 0x20000000, 0x08000000, 0x04000000, 0x40000000
+#: A namespace of each kind per submission: nothing of these that one notebook changes reaches the next
+#: (bwrap's namespaces are the zygote's, shared by every submission it forks; a network namespace costs
+#: about 0.7 ms, measured, and its loopback stays down: a notebook has no network)
+PER_SUBMISSION = _CLONE_NEWPID | _CLONE_NEWIPC | _CLONE_NEWUTS | _CLONE_NEWNET
 try:
     _LIBC = ctypes.CDLL(None, use_errno=True)
 except OSError:  # pragma: no cover - not Linux
@@ -101,10 +108,10 @@ def _namespace_parent(report: socket.socket, run, fault_fd: int, keep_from_stude
         if not die_with_parent():
             raise _libc_failed("prctl", "cannot tie the namespace parent to the zygote")
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # ending by SIGSEGV as the student did dumps no core
-        # and an IPC namespace: SysV semaphores and POSIX message queues left by one notebook were
-        # found by the next one on the same worker (bwrap's IPC namespace is the worker's)
-        if _LIBC.unshare(_CLONE_NEWPID | _CLONE_NEWIPC) != 0:
-            raise _libc_failed("unshare", "cannot give the notebook's process PID and IPC namespaces of its own")
+        # SysV semaphores and POSIX message queues left by one notebook were found by the next one on
+        # the same worker, when its IPC namespace was bwrap's
+        if _LIBC.unshare(PER_SUBMISSION) != 0:
+            raise _libc_failed("unshare", "cannot give the notebook's process namespaces of its own")
         pid = os.fork()
         if pid == 0:
             report.close()

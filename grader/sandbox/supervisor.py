@@ -83,6 +83,7 @@ class StudentProcess:
         self.alive = True
         self.ended_how = ""
         self.fault = ""  # what went wrong if it could not set itself up (from the zygote, never from it)
+        self.sandbox_failed = ""  # the zygote failed while it ran: the notebook is graded again, in a fresh one
         self.notebook_deadline = time.monotonic() + self.limits.notebook_timeout
         self.counter = 0
 
@@ -178,7 +179,8 @@ class StudentProcess:
         try:  # how it ended, as a parent saw it: nothing the process itself wrote
             status, self.fault = self.zygote.wait(self.pid)
             return status
-        except ZygoteFailed:
+        except ZygoteFailed as failure:
+            self.sandbox_failed = str(failure)
             return None
 
     def finish(self) -> None:
@@ -264,6 +266,8 @@ def run_notebook(zygote, nb, policy: SandboxPolicy, instructor_sources: dict | N
             report.findings.append(f"output over the notebook's limit of {limits.output_limit_bytes} bytes was dropped")
     finally:
         process.finish()
+    if process.sandbox_failed:  # its cells failed because its sandbox did: no grade of it is the student's
+        raise ZygoteFailed(f"the grading sandbox failed while the notebook ran ({process.sandbox_failed})")
     return report
 
 

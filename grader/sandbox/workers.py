@@ -8,6 +8,7 @@ nothing behind for long.
 
 from __future__ import annotations
 
+import copy
 import multiprocessing
 import os
 import signal
@@ -104,26 +105,75 @@ def alive(pid: int) -> bool:
         return True
 
 
-def zygote_for(forbidden_imports, preload=None):
+def zygote_for(forbidden_imports, preload=None, run=None):
     """This worker's zygote loading ``preload`` (by default the list ``init_worker`` was given) but
-    never a forbidden module.
+    never a forbidden module, for the grading run ``run`` (None: the worker's only run).
 
     One per thread and set of forbidden modules: a dask worker may run several tasks at once, each
     in a thread of its own. A task of another assignment's run, with another list of modules,
     replaces that thread's zygote (a long-lived dask worker serving several assignments keeps one
-    interpreter per thread, not one per assignment)."""
+    interpreter per thread, not one per assignment); so does a task of another run: a long-lived
+    dask worker never grades a run in a sandbox an earlier run used."""
     from .zygote import Zygote
 
     key = _zygote_key(forbidden_imports)
+    for other, zygote in list(_STATE["zygotes"].items()):
+        if other[0] == key[0] and getattr(zygote, "run", None) != run:
+            discard(zygote)
     modules = zygote_modules(_STATE["preload"] if preload is None else preload, forbidden_imports)
     zygote = _STATE["zygotes"].get(key)
     if zygote is not None and (not zygote.alive() or zygote.preload != modules):
-        zygote.close()
+        discard(zygote)
         zygote = None
     if zygote is None:
         zygote = Zygote(modules)
+        zygote.run = run
         _STATE["zygotes"][key] = zygote
     return zygote
+
+
+def discard(zygote) -> None:
+    """End ``zygote`` and forget it: the next notebook of its thread gets a fresh one."""
+    zygote.close()
+    for key, kept in list(_STATE["zygotes"].items()):
+        if kept is zygote:
+            del _STATE["zygotes"][key]
+
+
+def grade_in_sandbox(nb, policy, data_files, sources=None, *, preload=None, run=None, scratch_parent=None):
+    """Run a copy of ``nb`` in this worker's sandbox with the assignment's ``data_files``; return the
+    copy, its outputs filled in, and its ``ExecutionReport`` (``sources``: the instructor's cells, as
+    ``supervisor.run_notebook`` takes them; ``preload`` and ``run``: as ``zygote_for`` takes them).
+
+    A sandbox that fails under a notebook (its zygote gone, a process that could not set itself up
+    before any student code ran, the sandbox found changed before it) is the machine's fault, not
+    the student's: the worker ends it and grades the notebook again in a fresh one, and the report
+    says so; a second failure is raised (``ZygoteFailed``: the notebook is not graded, and the next
+    run grades it). A notebook that changed its sandbox (``shared_state.py``) keeps the grade it
+    earned, with a finding; the worker ends that sandbox before its next notebook."""
+    from .scratch import scratch_folder
+    from .supervisor import run_notebook
+    from .zygote import ZygoteFailed
+
+    notes = []
+    for attempt in (1, 2):
+        ran = copy.deepcopy(nb)  # (the notebook as it came, for each attempt)
+        zygote = zygote_for(policy.forbidden_imports, preload, run)
+        try:
+            with scratch_folder(data_files, scratch_parent) as scratch:
+                report = run_notebook(zygote, ran, policy.for_scratch(scratch), sources)
+        except ZygoteFailed as failure:
+            discard(zygote)
+            if attempt == 2:
+                raise ZygoteFailed(f"{failure}; again in a fresh sandbox") from None
+            notes.append(f"graded again in a fresh sandbox, as its first one failed under it ({failure})")
+            continue
+        if zygote.changed:
+            discard(zygote)
+            notes.append(f"this notebook changed its sandbox ({zygote.changed}); its worker ended that sandbox, "
+                         "and grades its next notebook in a fresh one")
+        report.findings[:0] = notes
+        return ran, report
 
 
 def zygote_modules(preload, forbidden_imports) -> list[str]:

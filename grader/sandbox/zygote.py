@@ -2,8 +2,10 @@
 
 Started by the supervisor as a new program inside bubblewrap (``bubblewrap.py``: the allow-list of
 files, an empty environment, no network; ``python -I -S``, so neither the current folder nor
-``PYTHONPATH`` is on its ``sys.path``), it imports the common modules once, prepares the IPython shell
-(``shell.Template``) and then only forks. It never receives a notebook, a test or an expected
+``PYTHONPATH`` is on its ``sys.path``), it leaves the instructor's session keyring (``keyrings.py``),
+imports the common modules once, prepares the IPython shell (``shell.Template``), fingerprints what
+its submissions share of the sandbox (``shared_state.py``) and then only forks; after each
+submission it checks the fingerprint, and a sandbox found changed ends it. It never receives a notebook, a test or an expected
 value, so a student's process, a copy of it, finds none of those in its memory, its environment
 (``/proc/self/environ``) or its history. The modules an exercise forbids are not loaded in it at
 all (a zygote per set of forbidden modules), so they are not in a student's memory either.
@@ -33,6 +35,8 @@ import time
 from contextlib import contextmanager
 
 from . import bubblewrap
+from .keyrings import leave_the_session_keyring
+from .shared_state import SharedState
 from .namespaces import (_LIBC, SpawnFailed, _libc_failed, die_with_parent, kill_sandbox, reap_orphans,
                          spawn_here, spawn_in_own_namespace)
 
@@ -53,6 +57,9 @@ class Zygote:
         #: inside bubblewrap (the walls of ``bubblewrap.py``); else only the kit's own walls
         self.sandboxed = bubblewrap.unavailable_because() is None
         self.pidfds: dict[int, int] = {}
+        #: what a notebook changed of the shared sandbox (``shared_state.py``): the zygote has ended
+        self.changed = ""
+        self.run = None  # the grading run it serves (``workers.zygote_for``)
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         # -I -S: neither the current folder, PYTHONPATH nor site-packages' .pth files decide what is
         # imported; sys.path is the allow-list's import folders, set by BOOT. -B: no .pyc is written
@@ -152,6 +159,7 @@ class Zygote:
             os.close(pidfd)
         if reply.get("exited") != pid:
             raise ZygoteFailed(f"unexpected reply from the grading interpreter: {reply}")
+        self.changed = str(reply.get("changed") or "")
         return int(reply["status"]), str(reply.get("fault", ""))
 
     def _receive(self, timeout: float) -> tuple[dict, list[int]]:
@@ -227,6 +235,7 @@ def _ending_if_the_worker_goes(sock_fd: int):
 
 
 def main(sock_fd: int, parent: int, sandboxed: bool = False) -> None:
+    leave_the_session_keyring()  # first: nothing of the instructor's session is held from here on
     sock = socket.socket(fileno=sock_fd)
     with _ending_if_the_worker_goes(sock_fd):
         from .child import Channels, run_child
@@ -246,6 +255,7 @@ def main(sock_fd: int, parent: int, sandboxed: bool = False) -> None:
 
         preload, buffer = _line(sock, buffer)
         template = Template(preload["preload"])
+    shared = SharedState(bubblewrap.SANDBOX_TMP) if sandboxed else None
     _send(sock, {"ready": True})
     while True:
         data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
@@ -292,8 +302,11 @@ def main(sock_fd: int, parent: int, sandboxed: bool = False) -> None:
         _, status = os.waitpid(waited, 0)  # the namespace parent ends as the student's process did
         if not sandboxed:
             reap_orphans()
-        fault = _read_all(fault_read)
-        _send(sock, {"exited": pid, "status": status, **({"fault": fault} if fault else {})})
+        fault, changed = _read_all(fault_read), shared.changes() if shared else ""
+        _send(sock, {"exited": pid, "status": status, **({"fault": fault} if fault else {}),
+                     **({"changed": changed} if changed else {})})
+        if changed:  # this notebook changed the sandbox: its worker grades on in a fresh one
+            return
 
 
 def _line(sock, buffer: bytes = b"") -> tuple[dict, bytes]:
