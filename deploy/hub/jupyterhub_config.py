@@ -37,6 +37,10 @@ c.JupyterHub.spawner_class = "localprocess"
 c.Spawner.cmd = [str(spec.bin / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"
+# the server's configuration is the class's, never the student's (~/.jupyter, ~/.local): on one address,
+# a server a student configures could serve pages of theirs to anyone who opens its address
+# (JupyterHub's "Security Overview", for a hub without a domain per user)
+c.Spawner.disable_user_config = True
 c.Spawner.environment = {
     "PATH": spec.path(),
     "JUPYTER_CONFIG_PATH": str(spec.jupyter_config("student")),  # nbgrader's exchange; no grader tools

@@ -347,6 +347,10 @@ c.ServerApp.jpserver_extensions["grader.hub_exchange.panel"] = True
 GRADER_SERVER_CONFIG = SERVER_CONFIG + '''\
 # JupyterLab's formgrader tab is a frame of the same server; JupyterHub 4.1+ forbids frames by default.
 c.ServerApp.tornado_settings = {"headers": {"Content-Security-Policy": "frame-ancestors 'self'"}}
+# What a student wrote stays text in the instructor's browser: notebooks rendered sanitized, and every
+# page with a Content-Security-Policy that lets no inline script of theirs run (grader/hub_exchange/pages.py).
+c.HTMLExporter.sanitize_html = True
+c.ServerApp.jpserver_extensions["grader.hub_exchange.pages"] = True
 '''
 
 COURSE_HUB_SETTINGS = '''

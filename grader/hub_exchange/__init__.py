@@ -37,7 +37,8 @@ refusals in the students' servers' Jupyter configuration:
 
 One file per concern: ``entries.py`` (what is in the exchange, read without trusting it),
 ``submit.py`` (the student's side), ``clerk.py`` (taking submissions in, and the clerk's service),
-``collect.py`` (the grader's side), ``panel.py`` (the Assignments panel's refusals).
+``collect.py`` (the grader's side), ``panel.py`` (the Assignments panel's refusals), ``pages.py`` (the
+grader service's pages: what a student wrote stays text in the instructor's browser).
 """
 from .clerk import main, take_in
 from .collect import GuardedCollect, OwnerCheckedCollect
