@@ -78,11 +78,20 @@ def home(hub, who: str) -> Path:
     return Path(pwd.getpwnam(name(hub, who)).pw_dir)
 
 
+#: the names of the student's folder ``b`` that is swapped for a link (three hundred files, to give the
+#: student's watcher time, then the one a reader would copy): a bait folder holds them too, as a folder of
+#: the grader's that a student knows (``source/ps1/``) holds the names of the files they were given
+FILLER = [f"a{i:03d}.bin" for i in range(1, 301)]
+
+
 def bait(folder: Path, owner: str) -> Path:
-    """A folder of ``owner``'s (mode 700) holding a canary, under the name the student's files use."""
+    """A folder of ``owner``'s (mode 700) holding a canary under the name the student's files use, beside
+    files of the other names the student's folder ``b`` lists."""
     folder.mkdir(mode=0o700)
     (folder / BAITED).write_text(json.dumps({"cells": [], "canary": CANARY}))
-    for path in (folder, folder / BAITED):
+    for name in FILLER:
+        (folder / name).write_bytes(b"")
+    for path in [folder, *folder.iterdir()]:
         shutil.chown(path, owner, owner)
     return folder
 
