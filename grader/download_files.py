@@ -59,8 +59,9 @@ def _read_folder(root: Path) -> tuple[list[DownloadedFile], list[tuple[str, str]
     return files, left_out
 
 
-def read_as_file(path: str, limit: int = MAX_FILE_BYTES) -> tuple[bytes | None, str | None]:
-    """``(bytes, None)``, or ``(None, why)``: a file read as a file, never through a link.
+def read_as_file(path: str, limit: int = MAX_FILE_BYTES, dir_fd: int | None = None) -> tuple[bytes | None, str | None]:
+    """``(bytes, None)``, or ``(None, why)``: a file read as a file, never through a link (``path`` is
+    relative to the folder open as ``dir_fd`` if given: the hub's clerk walks a student's folder so).
 
     A symbolic link, a device, pipe or socket, a hard link (the same file under another name) and a
     file over ``limit`` bytes are not read. The checks are made again on the opened descriptor: a
@@ -70,7 +71,7 @@ def read_as_file(path: str, limit: int = MAX_FILE_BYTES) -> tuple[bytes | None, 
     made the link cannot (see ``hub_exchange/entries.py``); an honest upload or submission is always
     a fresh copy, one link. Used by LMS downloads, the hub's clerk and staging (``submission.py``)."""
     try:
-        info = os.lstat(path)
+        info = os.lstat(path, dir_fd=dir_fd)
     except OSError as error:
         return None, f"unreadable ({error.strerror})"
     if stat.S_ISLNK(info.st_mode):
@@ -82,7 +83,7 @@ def read_as_file(path: str, limit: int = MAX_FILE_BYTES) -> tuple[bytes | None, 
     if info.st_size > limit:
         return None, f"larger than {limit / 2**20:g} MiB; not read"
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     except OSError as error:
         return None, f"unreadable ({error.strerror})"
     with os.fdopen(fd, "rb") as handle:

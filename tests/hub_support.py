@@ -92,6 +92,24 @@ def served_class(spec, log_path: Path | None = None, before_start=None):
     ``before_start(spec)``: what to do between the set-up and the start (a site's settings)."""
     server = kithub.Hub(spec, log_path=log_path)
     state = spec.root
+    with checkout_closed():
+        yield from _served(spec, server, state, before_start)
+    assert not any(kithub.account_exists(a) for a in spec.accounts()), "accounts left behind"
+
+
+@contextmanager
+def checkout_closed():
+    """The kit's checkout closed to other accounts while a class exists (it holds the course: set-up refuses
+    a class whose students could read it, as docs/deploy.md says), its mode put back afterwards."""
+    mode = ROOT.stat().st_mode & 0o7777
+    ROOT.chmod(mode & ~0o007)
+    try:
+        yield
+    finally:
+        ROOT.chmod(mode)
+
+
+def _served(spec, server, state, before_start):
     try:
         started = time.monotonic()
         kithub.setup(spec, log=lambda line: None)
@@ -110,7 +128,6 @@ def served_class(spec, log_path: Path | None = None, before_start=None):
             shutil.rmtree(state, ignore_errors=True)
         for backup in state.parent.glob(f"{state.name}.backup-*"):  # the gradebooks teardown keeps aside
             shutil.rmtree(backup)
-    assert not any(kithub.account_exists(a) for a in spec.accounts()), "accounts left behind"
 
 
 def solution_cells(source_notebook: Path, cell_type: str = "code") -> dict[int, str]:
@@ -431,3 +448,51 @@ def _address(hex_address: str, v6: bool) -> str:
         return str(ipaddress.IPv4Address(raw[::-1]))
     words = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
     return str(ipaddress.IPv6Address(words))
+
+
+def start_as(spec, account: str, *command: str) -> subprocess.Popen:
+    """``command`` started as the class's system account ``account``, in the background (lines on stdout)."""
+    options = kithub.as_account(account, spec)
+    return subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **options)
+
+
+#: Run as a student (``python SWAPPER FOLDER SUB BAIT WHEN [NAME]``): what a student with a shell in a folder
+#: they hand in can do while root or the grader reads it. It watches FOLDER's sub-folder SUB (inotify); when
+#: SUB is next opened (its listing) by anyone, it renames SUB away and puts a link to BAIT in its place, then
+#: prints SWAPPED and exits. WHEN ``after-move``: first it renames FOLDER to NAME (handing it in), and swaps
+#: only once FOLDER has been moved again (the clerk taking it out of inbound/) and SUB is then opened:
+#: during the copy, not during the looks before the move. Its working folder is FOLDER, so it reaches SUB
+#: wherever FOLDER is moved to. Prints WATCHING once it watches; NOT SWAPPED after two minutes without.
+SWAPPER = r'''
+import ctypes, os, select, struct, sys, time
+folder, sub, bait, when = sys.argv[1:5]
+libc = ctypes.CDLL(None, use_errno=True)
+IN_ACCESS, IN_OPEN, IN_MOVE_SELF = 0x1, 0x20, 0x800
+watch = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+os.chdir(folder)
+moves = libc.inotify_add_watch(watch, b".", IN_MOVE_SELF)
+opens = libc.inotify_add_watch(watch, sub.encode(), IN_OPEN)
+assert moves >= 0 and opens >= 0, ctypes.get_errno()
+print("WATCHING", flush=True)
+moved = when != "after-move"
+if not moved:
+    os.rename(folder, sys.argv[5])  # handed in: its own move, seen below as the first
+    seen_moves = 0
+deadline = time.monotonic() + 120
+while time.monotonic() < deadline:
+    if not select.select([watch], [], [], 1)[0]:
+        continue
+    data, offset = os.read(watch, 65536), 0
+    while offset < len(data):
+        wd, mask, cookie, length = struct.unpack_from("iIII", data, offset)
+        offset += 16 + length
+        if wd == moves and mask & IN_MOVE_SELF and not moved:
+            seen_moves += 1
+            moved = seen_moves >= 2
+        elif wd == opens and mask & IN_OPEN and moved:
+            os.rename(sub, sub + ".away")
+            os.symlink(bait, sub)
+            print("SWAPPED", flush=True)
+            sys.exit(0)
+print("NOT SWAPPED", flush=True)
+'''

@@ -168,6 +168,25 @@ def test_the_guides_proc_line_hides_other_accounts_processes_and_the_sandbox_sti
     assert misspelt.returncode == 3, misspelt
 
 
+def test_the_banner_says_which_of_the_guides_walls_the_machine_has(tmp_path):
+    """The hub cannot mount /proc or turn quotas on (they are the whole machine's): what ``make hub`` and
+    ``kithub.py start`` print says which of the guide's step 8 the machine has, read from its mounts."""
+    [line] = [line for line in guide_blocks()["fstab-proc"].splitlines() if line.strip() and not line.startswith("#")]
+    spec = kithub.ClassSpec(state=str(tmp_path / "srv" / "class"), courses=[], passwords={})
+    bare = tmp_path / "bare"
+    bare.write_text("proc /proc proc rw,relatime 0 0\n/dev/vda / ext4 rw,relatime 0 0\n")
+    hardened = tmp_path / "hardened"
+    hardened.write_text(f"{line.split()[0]} /proc proc {line.split()[3]} 0 0\n/dev/vda / ext4 rw 0 0\n"
+                        f"/dev/vdb {tmp_path / 'srv'} ext4 rw,relatime,usrquota 0 0\n")
+    assert kithub.machine_walls(spec, str(bare))[:2] == [
+        "  processes: every account sees every other's and their command lines (/proc without hidepid)",
+        f"  disk: no quota per account on the file system of {spec.root}: a student can fill it"]
+    assert kithub.machine_walls(spec, str(hardened))[:2] == [
+        "  processes: each account sees its own (/proc mounted with hidepid)",
+        "  disk: a quota per account on the file system of the class"]
+    assert "the machine's own walls" in kithub.logins(spec)
+
+
 def _schema_validator():
     import jsonschema
 

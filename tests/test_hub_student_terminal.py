@@ -35,7 +35,7 @@ import pytest
 
 from browser_support import free_port, unavailable
 from conftest import ROOT
-from hub_support import kithub
+from hub_support import checkout_closed, kithub
 
 HUB_ENV = (ROOT / ".venv-hub").resolve()
 PS1, PS1_NOTEBOOK = "ps1_autograd_basics", "autograd_basics.ipynb"
@@ -62,27 +62,28 @@ def hub():
                             hub_port=free_port(), hub_api_port=free_port(), proxy_api_port=free_port(),
                             python=str(HUB_ENV / "bin" / "python"))
     server = kithub.Hub(spec)
-    try:
-        kithub.setup(spec, log=lambda line: None)
-        # no instructor here: the grader service (a JupyterLab, slow to start) is left out through the
-        # site's own settings (docs/deploy.md); the clerk, which takes the submissions in, stays
-        site = state / "jupyterhub_config.d"
-        site.mkdir(mode=0o700)
-        (site / "90-no-grader-service.py").write_text(
-            'c.JupyterHub.services = [s for s in c.JupyterHub.services if not s["name"].startswith("ad101") '
-            'or s["name"].endswith("-clerk")]\n')
-        # in its place a managed service as slow to answer as a grader service on a busy machine
-        slow = probe_script(spec, "slow_service.py", SLOW_SERVICE)
-        (site / "91-slow-service.py").write_text(f"c.JupyterHub.services.append({{'name': 'slow-start', 'url': "
-                                                 f"'http://127.0.0.1:{free_port()}', 'user': {course.grader!r}, "
-                                                 f"'command': [{spec.python!r}, {str(slow)!r}, '{SLOW_SECONDS}']}})\n")
-        server.start()
-        yield spec
-    finally:
-        server.stop()
-        kithub.remove_accounts(state)
-        spec.profile.unlink(missing_ok=True)
-        shutil.rmtree(state, ignore_errors=True)
+    with checkout_closed():  # set-up refuses a class whose students could read the course
+        try:
+            kithub.setup(spec, log=lambda line: None)
+            # no instructor here: the grader service (a JupyterLab, slow to start) is left out through the
+            # site's own settings (docs/deploy.md); the clerk, which takes the submissions in, stays
+            site = state / "jupyterhub_config.d"
+            site.mkdir(mode=0o700)
+            (site / "90-no-grader-service.py").write_text(
+                'c.JupyterHub.services = [s for s in c.JupyterHub.services if not s["name"].startswith("ad101") '
+                'or s["name"].endswith("-clerk")]\n')
+            # in its place a managed service as slow to answer as a grader service on a busy machine
+            slow = probe_script(spec, "slow_service.py", SLOW_SERVICE)
+            (site / "91-slow-service.py").write_text(f"c.JupyterHub.services.append({{'name': 'slow-start', 'url': "
+                                                     f"'http://127.0.0.1:{free_port()}', 'user': {course.grader!r}, "
+                                                     f"'command': [{spec.python!r}, {str(slow)!r}, '{SLOW_SECONDS}']}})\n")
+            server.start()
+            yield spec
+        finally:
+            server.stop()
+            kithub.remove_accounts(state)
+            spec.profile.unlink(missing_ok=True)
+            shutil.rmtree(state, ignore_errors=True)
 
 
 #: JupyterHub gives a managed service 10 s to answer at its start, then exits (jupyterhub/app.py,

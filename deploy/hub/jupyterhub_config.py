@@ -7,7 +7,6 @@
 # explains each part and what to change for a real class (the authenticator above all).
 import asyncio
 import os
-import pwd
 import sys
 from pathlib import Path
 
@@ -38,6 +37,10 @@ c.JupyterHub.spawner_class = "localprocess"
 c.Spawner.cmd = [str(spec.bin / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"
+# the server's configuration is the class's, never the student's (~/.jupyter, ~/.local): on one address,
+# a server a student configures could serve pages of theirs to anyone who opens its address
+# (JupyterHub's "Security Overview", for a hub without a domain per user)
+c.Spawner.disable_user_config = True
 c.Spawner.environment = {
     "PATH": spec.path(),
     "JUPYTER_CONFIG_PATH": str(spec.jupyter_config("student")),  # nbgrader's exchange; no grader tools
@@ -57,13 +60,14 @@ PORTS = kithub.PortsGiven()
 
 
 async def before_the_server_starts(spawner):
-    """The student's own copy of the lessons, on the first start of their server; their runtime
-    folder; a port of its own. The copying (both languages' lessons) is done in a thread: in the
-    hub's own loop, thirty students starting at once held the hub still long enough for its
-    proxy's and servers' timers to run out."""
-    account = pwd.getpwnam(spawner.user.name)
-    await asyncio.to_thread(lessons.give_lessons, spec.lessons_copy, Path(account.pw_dir),
-                            account.pw_uid, account.pw_gid)
+    """The student's own copy of the lessons, on the first start of their server (made by a process of
+    their own account: root never acts in a student's home); their runtime folder; a port of its own.
+    The copying (both languages' lessons) waits in a thread: in the hub's own loop, thirty students
+    starting at once held the hub still long enough for its proxy's and servers' timers to run out."""
+    failed = await asyncio.to_thread(lessons.give_lessons_as, spawner.user.name, spec.python,
+                                     spec.root / "bin" / "lessons.py", spec.lessons_copy)
+    if failed:
+        spawner.log.warning("%s: %s", spawner.user.name, failed)
     kithub.private_runtime(spec, spawner.user.name)
     spawner.port = PORTS.give(spawner.user.name)
 

@@ -44,6 +44,8 @@ import urllib.request
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from grader.hub_exchange.entries import account_of, entries_under, open_folder, why_not_opened
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 CLASS_FILE = "class.json"
@@ -345,6 +347,10 @@ c.ServerApp.jpserver_extensions["grader.hub_exchange.panel"] = True
 GRADER_SERVER_CONFIG = SERVER_CONFIG + '''\
 # JupyterLab's formgrader tab is a frame of the same server; JupyterHub 4.1+ forbids frames by default.
 c.ServerApp.tornado_settings = {"headers": {"Content-Security-Policy": "frame-ancestors 'self'"}}
+# What a student wrote stays text in the instructor's browser: notebooks rendered sanitized, and every
+# page with a Content-Security-Policy that lets no inline script of theirs run (grader/hub_exchange/pages.py).
+c.HTMLExporter.sanitize_html = True
+c.ServerApp.jpserver_extensions["grader.hub_exchange.pages"] = True
 '''
 
 COURSE_HUB_SETTINGS = '''
@@ -425,29 +431,92 @@ def write_commands(spec: ClassSpec) -> None:
 
 
 def give_exercises(spec: ClassSpec, course: CourseSpec) -> Path:
-    """The course's exercises (solutions, hidden tests) in its grader's home, the grader's alone."""
-    info = pwd.getpwnam(course.grader)
+    """The course's exercises (solutions, hidden tests) in its grader's home, the grader's alone: root reads
+    them and a process of the grader's own account writes them (``tar``), so that nothing the grader's
+    account made in its home (a link) takes root's writing anywhere; what is there already is kept."""
     target = spec.home(course.grader) / "exercises"
-    for assignment in course.assignments:
-        if not (target / assignment).exists():
-            shutil.copytree(Path(spec.exercises) / assignment, target / assignment)
-    for path in [target, *target.rglob("*")]:
-        os.chown(path, info.pw_uid, info.pw_gid)
-    target.chmod(0o700)
+    run = as_account(course.grader, spec)
+    _run(["mkdir", "-p", "-m", "700", str(target)], **run)
+    packed = subprocess.Popen(["tar", "-C", str(spec.exercises), "-cf", "-", *course.assignments],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        _run(["tar", "-C", str(target), "--skip-old-files", "--no-same-owner", "-xf", "-"], stdin=packed.stdout, **run)
+    finally:
+        packed.stdout.close()
+        _, error = packed.communicate()
+    if packed.returncode != 0:
+        raise SetupError(f"the exercises of {course.course_id} could not be read from {spec.exercises}: {error.decode().strip()}")
+    _run(["chmod", "700", str(target)], **run)
     return target
+
+
+def _course_folder(spec: ClassSpec, course: CourseSpec) -> int:
+    """The course's folder of the exchange, opened as itself (a link there is refused, not followed), after
+    checking it is its grader's: a student could make a folder of that name before the course is
+    released (the exchange's root is writable by all), and then hold every submission to it."""
+    exchange = open_folder(str(spec.exchange))  # (root's, in the state folder)
+    try:
+        folder = open_folder(course.course_id, dir_fd=exchange)
+    except OSError as error:
+        raise SetupError(f"{spec.exchange / course.course_id} is {why_not_opened(error, exchange)}: not the course's "
+                         f"folder; remove it (rm -r '{spec.exchange / course.course_id}') and run set-up again") from None
+    finally:
+        os.close(exchange)
+    owner = os.fstat(folder).st_uid
+    if owner not in (0, pwd.getpwnam(course.grader).pw_uid):
+        os.close(folder)
+        raise SetupError(f"{spec.exchange / course.course_id} belongs to {account_of(owner)}, not to the course's "
+                         f"grader {course.grader}: it was made before the course was released. Remove it "
+                         f"(rm -r '{spec.exchange / course.course_id}') and run set-up again")
+    return folder
+
+
+def prepare_exchange(spec: ClassSpec, course: CourseSpec) -> None:
+    """The course's folder of the exchange, made by root for its grader before the first release (nbgrader's
+    release would take one a student made before it)."""
+    try:
+        os.mkdir(spec.exchange / course.course_id, 0o755)
+    except FileExistsError:
+        pass
+    folder = _course_folder(spec, course)
+    try:
+        info = pwd.getpwnam(course.grader)
+        os.fchown(folder, info.pw_uid, info.pw_gid)
+        os.fchmod(folder, 0o755)
+    finally:
+        os.close(folder)
 
 
 def harden_exchange(spec: ClassSpec, course: CourseSpec) -> None:
     """``inbound/`` gets the sticky bit (nobody renames or deletes another's entry); ``received/`` is the
-    grader's alone (grader.hub_exchange's clerk moves each submission there as it arrives)."""
-    course_path = spec.exchange / course.course_id
-    inbound = course_path / "inbound"
-    inbound.chmod(stat.S_IMODE(inbound.stat().st_mode) | stat.S_ISVTX)
-    received = course_path / "received"
-    received.mkdir(mode=0o700, exist_ok=True)
+    grader's alone (grader.hub_exchange's clerk moves each submission there as it arrives). Done from
+    descriptors: the course's folder is its grader's, and whatever the grader's account put at these
+    names is never followed by root."""
     info = pwd.getpwnam(course.grader)
-    os.chown(received, info.pw_uid, info.pw_gid)
-    received.chmod(0o700)
+    folder = _course_folder(spec, course)
+    try:
+        try:
+            os.mkdir("received", 0o700, dir_fd=folder)
+        except FileExistsError:
+            pass
+        for name, mode in (("inbound", None), ("received", 0o700)):
+            where = spec.exchange / course.course_id / name
+            try:
+                opened = open_folder(name, dir_fd=folder)
+            except OSError as error:
+                raise SetupError(f"{where} is {why_not_opened(error, folder)}: remove it and run set-up again") from None
+            try:
+                if os.fstat(opened).st_uid not in (0, info.pw_uid):
+                    raise SetupError(f"{where} belongs to {account_of(os.fstat(opened).st_uid)}, not to {course.grader}")
+                if mode is None:
+                    os.fchmod(opened, stat.S_IMODE(os.fstat(opened).st_mode) | stat.S_ISVTX)
+                else:
+                    os.fchown(opened, info.pw_uid, info.pw_gid)
+                    os.fchmod(opened, mode)
+            finally:
+                os.close(opened)
+    finally:
+        os.close(folder)
 
 
 APPLY_DATES = '''
@@ -484,9 +553,7 @@ def setup(spec: ClassSpec, log=print) -> ClassSpec:
         raise SetupError(f"configurable-http-proxy is not installed ({CHP} missing): run `make hub-env`")
     _check_environment(spec)
     _check_socket_paths(spec)
-    if _readable_by_all(Path(spec.exercises)):
-        log(f"warning: {spec.exercises} (the course's solutions and hidden tests) can be read by every account of "
-            f"this machine, the students' included: close it (chmod o-rwx {Path(spec.exercises).parent})")
+    _check_course_closed(Path(spec.exercises))
     if spec.root.is_dir() and any(spec.root.iterdir()) and not (spec.root / CLASS_FILE).exists():
         raise SetupError(f"{spec.root} is not empty and holds no class; give --state a new folder")
     spec.root.mkdir(parents=True, exist_ok=True)
@@ -507,12 +574,14 @@ def setup(spec: ClassSpec, log=print) -> ClassSpec:
     for course in spec.courses:
         directory = course.directory(spec)
         run = as_account(course.grader, spec)
+        prepare_exchange(spec, course)
         if not (directory / "nbgrader_config.py").exists():
             log(f"{course.course_id}: kitgrade init in {directory}")
             _run([str(spec.bin / "kitgrade"), "init", str(directory), "--course-id", course.course_id,
                   "--exchange", str(spec.exchange), "--exercises", str(give_exercises(spec, course))], **run)
-            with open(directory / "nbgrader_config.py", "a") as config:
-                config.write(COURSE_HUB_SETTINGS.format(penalty=course.late_penalty, kept=course.kept_mib_per_student))
+            # added by the grader's own account (it owns the file: root writes nothing in its home)
+            settings = COURSE_HUB_SETTINGS.format(penalty=course.late_penalty, kept=course.kept_mib_per_student)
+            _run(["tee", "-a", str(directory / "nbgrader_config.py")], input=settings, **run)
         log(f"{course.course_id}: kitgrade release {' '.join(course.assignments)} (each proven before it goes out)")
         command = [str(spec.bin / "kitgrade"), "release", *course.assignments]
         releases.append((command, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -589,11 +658,34 @@ def _check_socket_paths(spec: ClassSpec) -> None:
                          f"{SOCKET_PATH_MAX}. Give --state a shorter path")
 
 
-def _readable_by_all(path: Path) -> bool:
-    """Whether any account of the machine can list ``path`` (every folder above it searchable by all)."""
-    if not path.is_dir() or not path.stat().st_mode & 0o004:
-        return False
-    return all(parent.stat().st_mode & 0o001 for parent in path.parents)
+#: beside the exercises, what of a checkout holds the answers too: the tests, which embed them
+COURSE_MATERIAL_BESIDE = ("tests",)
+
+
+def readable_by_others(folder: Path) -> Path | None:
+    """A file under ``folder`` that an account other than its owner and group could read (every folder
+    on its way searchable by others, the file readable by others), or None. The students' accounts are
+    such accounts: each is in its own group alone."""
+    if not folder.is_dir() or not all(parent.stat().st_mode & 0o001 for parent in [folder, *folder.parents]):
+        return None
+    for top, folders, files in os.walk(folder):
+        folders[:] = [f for f in folders if os.lstat(os.path.join(top, f)).st_mode & 0o001]
+        for name in files:
+            info = os.lstat(os.path.join(top, name))
+            if stat.S_ISREG(info.st_mode) and info.st_mode & 0o004:
+                return Path(top) / name
+    return None
+
+
+def _check_course_closed(exercises: Path) -> None:
+    """The course's material (the exercises: solutions and hidden tests; the tests of a checkout beside
+    them, which embed them) must be closed to the class's accounts before any of them exists."""
+    for folder in (exercises, *(exercises.parent / beside for beside in COURSE_MATERIAL_BESIDE)):
+        found = readable_by_others(folder)
+        if found is not None:
+            raise SetupError(f"{found} (of the course's solutions and hidden tests) can be read by every account of "
+                             f"this machine, the class's students too. Close the folder that holds it to them, then "
+                             f"run this again:\n  chmod o-rwx {exercises.parent}")
 
 
 def _check_reachable(spec: ClassSpec) -> None:
@@ -826,8 +918,7 @@ def backup_class(state: Path, to: Path, log=print) -> Path:
         tar.add(state / CLASS_FILE, arcname=str(state / CLASS_FILE).lstrip("/"))
         for course in spec.courses:
             directory = course.directory(spec)
-            tar.add(directory, arcname=str(directory).lstrip("/"),
-                    filter=lambda info: None if Path("/" + info.name) in gradebooks else keep(info))
+            _add_tree(tar, directory, lambda info: None if Path("/" + info.name) in gradebooks else keep(info))
             gradebook = directory / "gradebook.db"
             if gradebook.exists():
                 copy = Path(scratch) / f"{course.course_id}.db"
@@ -837,8 +928,66 @@ def backup_class(state: Path, to: Path, log=print) -> Path:
                 info.size = copy.stat().st_size
                 with open(copy, "rb") as handle:
                     tar.addfile(info, handle)
-        tar.add(spec.exchange, arcname=str(spec.exchange).lstrip("/"), filter=keep)
+        _add_tree(tar, spec.exchange, keep)
     return archive
+
+
+def _add_tree(tar, folder: Path, keep) -> None:
+    """Everything under ``folder`` into ``tar``, with owners and modes, read from descriptors one name at a
+    time: the exchange holds the students' folders, and the course directory is the grader's, so a
+    folder or file swapped for a link while root reads it is not followed (it is left out, or kept as
+    the link it is). ``keep(member)`` returns the member or None."""
+    import tarfile
+    import tempfile
+
+    top = open_folder(str(folder))
+    try:
+        tar.addfile(_member(folder, os.fstat(top)))
+        for relative, info, parent, why in entries_under(top, limit=None):
+            name = os.path.basename(relative)
+            member = _member(folder / relative, info)
+            if stat.S_ISLNK(info.st_mode):
+                member.type, member.linkname = tarfile.SYMTYPE, os.readlink(name, dir_fd=parent)
+            if why is not None or keep(member) is None:
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                tar.addfile(member)
+                continue
+            try:
+                descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent)
+            except OSError:
+                continue  # gone, or swapped for a link or a pipe meanwhile
+            with os.fdopen(descriptor, "rb") as handle, tempfile.SpooledTemporaryFile(16 * 2**20) as copy:
+                opened = os.fstat(descriptor)
+                if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
+                    continue
+                left = info.st_size  # at most what it held when listed (a student's file may grow meanwhile)
+                while left > 0 and (chunk := handle.read(min(left, 2**20))):
+                    copy.write(chunk)
+                    left -= len(chunk)
+                member.size = copy.tell()
+                copy.seek(0)
+                tar.addfile(member, copy)
+    finally:
+        os.close(top)
+
+
+def _member(path: Path, info: os.stat_result):
+    """The tar member of ``path`` (owner, group, mode, time) from what ``lstat`` said of it."""
+    import grp
+    import tarfile
+
+    member = tarfile.TarInfo(str(path).lstrip("/"))
+    member.mode, member.uid, member.gid, member.mtime = stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid, info.st_mtime
+    member.type = (tarfile.DIRTYPE if stat.S_ISDIR(info.st_mode) else tarfile.REGTYPE if stat.S_ISREG(info.st_mode)
+                   else tarfile.SYMTYPE if stat.S_ISLNK(info.st_mode) else tarfile.FIFOTYPE)
+    member.size = info.st_size if stat.S_ISREG(info.st_mode) else 0
+    try:
+        member.uname = pwd.getpwuid(info.st_uid).pw_name
+        member.gname = grp.getgrgid(info.st_gid).gr_name
+    except KeyError:
+        pass
+    return member
 
 
 def logins(spec: ClassSpec) -> str:
@@ -864,7 +1013,35 @@ def logins(spec: ClassSpec) -> str:
               "&& kitgrade feedback ps1_autograd_basics --release     # feedback hides the hidden tests",
               "remove the accounts and files: " + ("make hub-clean" if spec.root == DEFAULT_STATE else
                                                    f"make hub-clean HUB_STATE={spec.root}")]
+    lines += ["", "the machine's own walls (docs/deploy.md, \"In production\", step 8):", *machine_walls(spec)]
     return "\n".join(lines)
+
+
+def _mount_options(path: Path, mounts: str = "/proc/mounts") -> set[str]:
+    """The options of the mount that holds ``path`` (the longest mount point above it)."""
+    best, options = "", set()
+    for line in Path(mounts).read_text().splitlines():
+        fields = line.split()
+        point = fields[1].replace("\\040", " ")
+        if (str(path) == point or str(path).startswith(point.rstrip("/") + "/")) and len(point) >= len(best):
+            best, options = point, set(fields[3].split(","))
+    return options
+
+
+def machine_walls(spec: ClassSpec, mounts: str = "/proc/mounts") -> list[str]:
+    """What of the production guide's hardening this machine and hub have, and what they leave out: the
+    hub cannot set the first two (they are the whole machine's), so the demo says which are missing."""
+    hidden = any(option.startswith("hidepid=") and option.split("=")[1] in ("2", "invisible")
+                 for option in _mount_options(Path("/proc"), mounts))
+    quotas = _mount_options(spec.root, mounts) & {"usrquota", "usrjquota", "quota", "uquota"}
+    site = spec.root / "jupyterhub_config.d"
+    spawner = site.is_dir() and any("spawner_class" in p.read_text(errors="replace") for p in site.glob("*.py"))
+    return [("  processes: each account sees its own (/proc mounted with hidepid)" if hidden else
+             "  processes: every account sees every other's and their command lines (/proc without hidepid)"),
+            ("  disk: a quota per account on the file system of the class" if quotas else
+             f"  disk: no quota per account on the file system of {spec.root}: a student can fill it"),
+            ("  memory and CPU: as the site's spawner limits them (jupyterhub_config.d)" if spawner else
+             "  memory and CPU: no limit per server (LocalProcessSpawner; the guide's systemdspawner sets them)")]
 
 
 def _interrupt(signum, frame):

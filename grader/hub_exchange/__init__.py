@@ -21,9 +21,12 @@ the clerk close them (docs/deploy.md says why this and not ngshare):
   ``inbound/``, reported).
 * **What a student plants.** Anything in ``inbound/`` that is not a folder owned by the student it
   names (a link, a pipe, a file, an entry in a classmate's name, an odd name) is never taken in:
-  ``GuardedCollect`` reports it and collects everyone else. Inside a submission, only regular
-  files with one name are read (never through a symbolic or hard link), within a size limit; the
-  rest is reported and left out.
+  ``GuardedCollect`` reports it and collects everyone else; so is an entry that cannot be read (its
+  mode keeps the grader out). Inside a submission, only regular files of the folder's owner with one
+  name are read, within a size limit, and each is read from the folder as it was opened, one name at
+  a time from its parent's descriptor: no path through the student's folder is followed, so a
+  sub-folder swapped for a link while the clerk copies (by a shell the student kept inside) leads
+  nowhere. The rest is reported and left out.
 
 Enable them in nbgrader's configuration (deploy/hub/kithub.py writes both), and the panel's clear
 refusals in the students' servers' Jupyter configuration:
@@ -34,7 +37,8 @@ refusals in the students' servers' Jupyter configuration:
 
 One file per concern: ``entries.py`` (what is in the exchange, read without trusting it),
 ``submit.py`` (the student's side), ``clerk.py`` (taking submissions in, and the clerk's service),
-``collect.py`` (the grader's side), ``panel.py`` (the Assignments panel's refusals).
+``collect.py`` (the grader's side), ``panel.py`` (the Assignments panel's refusals), ``pages.py`` (the
+grader service's pages: what a student wrote stays text in the instructor's browser).
 """
 from .clerk import main, take_in
 from .collect import GuardedCollect, OwnerCheckedCollect

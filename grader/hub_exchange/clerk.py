@@ -7,42 +7,52 @@ import datetime
 import os
 import secrets
 import shutil
+import stat
 import sys
 import time
 
 from .entries import (KEPT_PER_STUDENT_MIB, MAX_TOTAL_BYTES, RECEIVED, SET_ASIDE, STUDENT_CLOCK, TIME_FORMAT,
-                      bytes_under,
-                      copy_submission, last_change, parse_name, refusal)
+                      account_of, bytes_under, copy_submission, last_change, open_folder, parse_name, refusal,
+                      why_not_opened)
 
 
 def take_in(course_path: str, log=None, kept_mib: int = KEPT_PER_STUDENT_MIB) -> dict[str, str]:
     """Take every submission of ``<course>/inbound/`` into ``<course>/received/``, named by its arrival
     time, while the grader keeps at most ``kept_mib`` MiB of each student's. Returns what was left in
-    ``inbound/`` and why (name -> reason)."""
+    ``inbound/`` and why (name -> reason): whatever goes wrong with one entry (its mode, a link, a
+    folder that changes meanwhile) sets that entry aside, and the others are taken in."""
     inbound, received = os.path.join(course_path, "inbound"), os.path.join(course_path, RECEIVED)
     os.makedirs(received, mode=0o700, exist_ok=True)
     left = {}
     for name in sorted(os.listdir(inbound)):
         if name.startswith(".submitting-"):
             continue  # PrivateSubmit still writing
-        reason = refusal(inbound, name)
-        if reason is None:
-            try:
+        try:
+            reason = refusal(inbound, name)
+            if reason is None:
                 reason = _take(inbound, received, name, log, kept_mib)
-            except FileNotFoundError:
-                continue  # gone meanwhile
+        except FileNotFoundError:
+            continue  # gone meanwhile
+        except (OSError, ValueError) as error:
+            reason = _why(error)
         if reason is not None:
             left[name] = reason
     return left
 
 
-def _over_budget(received: str, name: str, kept_mib: int) -> str | None:
+def _why(error: Exception) -> str:
+    """Why an entry could not be taken in, in words (never the words of a fault of the machine: what a
+    student's folder does is theirs)."""
+    if isinstance(error, OSError):
+        return f"cannot be taken in: {why_not_opened(error)}"
+    return f"cannot be taken in: {error}"
+
+
+def _over_budget(received: str, student: str, coming: int, kept_mib: int) -> str | None:
     """Why the grader keeps no more of this student's submissions, or None."""
-    student = parse_name(name)[0]
     kept = sum(bytes_under(os.path.join(received, entry)) for entry in os.listdir(received)
                if parse_name(entry) is not None and parse_name(entry)[0] == student)
-    coming = min(bytes_under(os.path.join(os.path.dirname(received), "inbound", name)), MAX_TOTAL_BYTES)
-    if kept + coming > kept_mib * 2**20:
+    if kept + min(coming, MAX_TOTAL_BYTES) > kept_mib * 2**20:
         return (f"not taken in: {student}'s submissions kept already hold {kept / 2**20:.0f} MiB, and this one "
                 f"would pass the {kept_mib} MiB kept of one student (the clerk's --kept-mib)")
     return None
@@ -53,44 +63,66 @@ def _take(inbound: str, received: str, name: str, log, kept_mib: int) -> str | N
 
     The student still owns the folder they made, and a process of theirs that holds it open (its
     working directory, an open file) could change it after the move: the copy is what is graded, and
-    its time is the latest change seen in the folder once the copy is whole."""
+    its time is the latest change seen in the folder once the copy is whole. What is in the folder is
+    read from the folder as it was opened, one name at a time, never along a path through it: a
+    sub-folder the student swaps for a link, before the move or during the copy, is not followed."""
     student, assignment = parse_name(name)
+    folder = open_folder(os.path.join(inbound, name))
     try:
-        arrived = last_change(os.path.join(inbound, name))  # (at most MAX_ENTRIES files: walked first)
-    except ValueError as error:
-        return str(error)
-    over = _over_budget(received, name, kept_mib)
+        arrived = last_change(folder)  # (at most MAX_ENTRIES files: walked first)
+        over = _over_budget(received, student, bytes_under(folder), kept_mib)
+    finally:
+        os.close(folder)
     if over is not None:
         return over
     token = secrets.token_urlsafe(6)
     held = os.path.join(received, f".taking-{token}")
-    try:
-        os.rename(os.path.join(inbound, name), held)
-    except FileNotFoundError:
-        raise
-    except OSError as error:  # the folder's modes keep the grader out (not made by the kit's submit)
-        return f"cannot be taken in ({error.strerror}): its owner has kept the grader's group out"
     copy = os.path.join(received, f".copying-{token}")
+    os.rename(os.path.join(inbound, name), held)
     try:
-        left_out = copy_submission(held, copy)
+        # what moved is whatever had the name then: the folder looked at above, or what replaced it
         try:
-            arrived = max(arrived, last_change(held, itself=False))  # (the move changed the folder's own)
-        except ValueError:  # files added since: the time is now
-            arrived = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-        _write_private(os.path.join(copy, STUDENT_CLOCK), arrived.strftime(TIME_FORMAT))  # nbgrader's, the clerk's time
+            moved = open_folder(held)
+        except OSError as error:
+            return f"replaced while it was taken in: {why_not_opened(error)}"
+        try:
+            owner = os.fstat(moved).st_uid
+            if account_of(owner) != student:
+                return f"replaced while it was taken in by a folder of {account_of(owner)}; not read"
+            left_out = copy_submission(moved, copy)
+            try:
+                arrived = max(arrived, last_change(moved, itself=False))  # (the move changed the folder's own)
+            except ValueError:  # files added since: the time is now
+                arrived = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+        finally:
+            os.close(moved)
+        _write_private(os.path.join(copy, STUDENT_CLOCK), arrived.strftime(TIME_FORMAT))  # nbgrader's: the clerk's time
         if left_out:
             _write_private(os.path.join(copy, SET_ASIDE), "".join(f"{relative}\t{reason}\n" for relative, reason in left_out))
         os.rename(copy, os.path.join(received, f"{student}+{assignment}+{arrived.strftime(TIME_FORMAT)}+{token}"))
     finally:
-        shutil.rmtree(copy, ignore_errors=True)
-        shutil.rmtree(held, ignore_errors=True)  # the student's folder (its group, the grader's, may write)
+        _remove(copy)
+        _remove(held)  # the student's folder (its group, the grader's, may write), or what replaced it
     if log is not None:
         log(f"took in {student}'s {assignment}, arrived {arrived.strftime(TIME_FORMAT)}")
     return None
 
 
+def _remove(path: str) -> None:
+    """``path`` (in the grader's own ``received/``) removed, whatever it is: a folder by ``shutil.rmtree``,
+    which removes a tree from descriptors and never follows a link in it; a link or file unlinked."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(info.st_mode):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        os.unlink(path)
+
+
 def _write_private(path: str, text: str) -> None:
-    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as handle:
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "w") as handle:
         handle.write(text)
 
 
