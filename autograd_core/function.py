@@ -20,6 +20,7 @@ an edge in ``next_functions``); keyword arguments are plain parameters.
 """
 from __future__ import annotations
 
+import inspect
 import os
 import traceback
 import weakref
@@ -246,6 +247,25 @@ class Function:
         raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
 
     @staticmethod
+    def setup_context(ctx, inputs, output):
+        """PyTorch 2.0's other form: a ``forward(x, ...)`` without ``ctx``, and this method, given the
+        arguments (defaults filled in) and what ``forward`` returned, prepares ``ctx`` for ``backward``.
+
+        >>> class Exp(torch.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(x):
+        ...         return x.exp()
+        ...     @staticmethod
+        ...     def setup_context(ctx, inputs, output):
+        ...         ctx.save_for_backward(output)
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         result, = ctx.saved_tensors
+        ...         return grad * result
+        """
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
     def backward(ctx, *grad_outputs):
         raise NotImplementedError(
             "You must implement either the backward or vjp method for your custom autograd.Function to use it "
@@ -255,9 +275,19 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         ctx = cls._backward_cls()
+        separate_setup = cls.setup_context is not Function.setup_context
+        if separate_setup:  # setup_context sees every argument, defaults filled in (as PyTorch binds them)
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
         record = grad_mode._State.enabled and any(isinstance(a, Tensor) and a._requires_grad for a in args)
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)  # (grad mode aside)
         with grad_mode.no_grad():  # forward itself is not recorded, as in PyTorch
-            outputs = cls.forward(ctx, *args, **kwargs)
+            if separate_setup:
+                outputs = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, outputs)
+            else:
+                outputs = cls.forward(ctx, *args, **kwargs)
         single = not isinstance(outputs, tuple)
         outputs = (outputs,) if single else outputs
         if not record:

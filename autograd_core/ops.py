@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from . import _speed, dtypes, float32_math, grad_mode
+from . import _speed, dtypes, exact_math, float32_math, grad_mode
 from .function import NOT_RECORDING, Op, _start_recording, made_view
 from .graph import Node, fit_gradients
 from .tensor import Tensor, _wrap_dim
@@ -339,8 +339,23 @@ class TanhBackward0(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        y = ctx.result
-        return (grad * (1 - y * y),)
+        return (TanhBackwardBackward0.apply(grad, ctx.result),)
+
+
+class TanhBackwardBackward0(Op):
+    """tanh's gradient ``grad * (1 - y * y)`` as PyTorch's kernel (``tanh_backward``) rounds it:
+    ``1 - y * y`` in one rounding (a fused multiply-add), then the product. A node of its own, as in
+    PyTorch, for a second derivative: d/dgrad is tanh's gradient again, d/dy is ``-2 y grad``."""
+
+    @staticmethod
+    def forward(ctx, grad, y):
+        ctx.save_for_backward(grad, y)
+        return grad._data * exact_math.fma(-y._data, y._data, 1)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, y = ctx.saved_tensors
+        return TanhBackwardBackward0.apply(gg, y), gg * (-2 * y * grad)
 
 
 class SigmoidBackward0(Op):

@@ -17,6 +17,7 @@ SAVED_TENSORS = {
     "MinimumBackward0": ("self", "other"), "ClampBackward1": ("self",), "MaxBackward1": ("self",),
     "MinBackward1": ("self",), "LinalgVectorNormBackward0": ("self",), "DotBackward0": ("self", "tensor"),
     "MvBackward0": ("self", "vec"), "MmBackward0": ("self", "mat2"), "BmmBackward0": ("self", "mat2"),
+    "TanhBackwardBackward0": ("grad_output", "output"),
 }
 # Numbers a node keeps as plain attributes: PyTorch's name -> (the node's attribute, shown as a 0-d tensor?).
 SAVED_NUMBERS = {

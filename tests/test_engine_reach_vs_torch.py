@@ -325,3 +325,25 @@ def test_gradcheck_takes_a_list_of_inputs_like_torch():
                          m.autograd.gradgradcheck(lambda s, t: s * t.sin(), [a, b])])
 
     same(program)
+
+
+# --- a failing gradcheck prints its Jacobians as PyTorch does: numerical in the output's dtype, analytical in the input's
+@pytest.mark.parametrize("input_dtype, output_dtype", [("float32", "float32"), ("float32", "float64"),
+                                                       ("float64", "float32"), ("float64", "float64")])
+def test_a_failing_gradcheck_prints_its_jacobians_in_pytorchs_dtypes(input_dtype, output_dtype):
+    def program(m):
+        class ForgetsTheTwo(m.autograd.Function):  # d(x*x)/dx given as x
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return grad * x
+
+        x = m.tensor([1.0, 2.0], dtype=getattr(m, input_dtype), requires_grad=True)
+        return m.autograd.gradcheck(lambda t: ForgetsTheTwo.apply(t).to(getattr(m, output_dtype)), (x,))
+
+    same(program)

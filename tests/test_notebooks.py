@@ -729,7 +729,6 @@ ANOMALY = ("RuntimeError: Function 'MulBackward0' returned nan values in its 0th
 ANOMALY_RUNS = [("11_extending_autograd", lang) for lang in LANGUAGES]
 
 
-@pytest.mark.xfail(strict=True, reason="the kit's detect_anomaly does not yet check what backward returns")
 @pytest.mark.parametrize("lesson, lang", ANOMALY_RUNS)
 def test_anomaly_detection_names_the_node_that_returned_nan_on_the_kit(kit_runs, lesson, lang):
     nb, error = kit_runs[lesson, lang]

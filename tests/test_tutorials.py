@@ -1,5 +1,5 @@
 """PyTorch's autograd tutorials and blitz, d2l's chapters 2-5 (both editions) and the first pages of its
-attention chapter, micrograd's tests, Justin Johnson's examples, makemore parts 1-3 and 5, and the GPT
+attention chapter, micrograd's tests, Justin Johnson's examples, makemore parts 1-5, and the GPT
 lecture's code, run unchanged with the kit's engine in torch's place, print what PyTorch 2.13 printed.
 
 The code of each page is in ``tutorials/extracts/`` (verbatim; where it comes from, and every

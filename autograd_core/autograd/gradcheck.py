@@ -10,21 +10,24 @@ from .api import grad
 
 
 def numerical_jacobian(func, inputs, eps=1e-6):
-    """d output / d input, one column per input element, by central differences."""
+    """d output / d input, one column per input element, by central differences.
+
+    In the output's dtype, as PyTorch computes it: ``(f(x + eps) - f(x - eps)) / (2 * eps)``
+    (a float32 output gives a float32 Jacobian, which a failing check prints without a dtype)."""
     jacobians = []
     for x in inputs:
         if not (isinstance(x, Tensor) and x.requires_grad):
             jacobians.append(None)
             continue
-        out_size = np.asarray(func(*inputs).detach()._data).size
-        jac = np.zeros((x._data.size, out_size))
+        out = np.asarray(func(*inputs).detach()._data)
+        jac = np.zeros((x._data.size, out.size), dtype=out.dtype if out.dtype.kind == "f" else np.float64)
         flat = x._data.reshape(-1)  # a view: writing into it changes x
         for i in range(flat.size):
             old = flat[i]
             flat[i] = old + eps
-            plus = func(*inputs).detach()._data.astype(np.float64).reshape(-1)
+            plus = func(*inputs).detach()._data.reshape(-1)
             flat[i] = old - eps
-            minus = func(*inputs).detach()._data.astype(np.float64).reshape(-1)
+            minus = func(*inputs).detach()._data.reshape(-1)
             flat[i] = old
             jac[i] = (plus - minus) / (2 * eps)
         jacobians.append(jac)
@@ -32,10 +35,11 @@ def numerical_jacobian(func, inputs, eps=1e-6):
 
 
 def analytical_jacobian(func, inputs):
-    """The same matrices from backward: one backward pass per output element."""
+    """The same matrices from backward: one backward pass per output element, each in its input's dtype
+    (as PyTorch's)."""
     out = func(*inputs)
     diff = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
-    jacobians = [np.zeros((x._data.size, out._data.size)) for x in diff]
+    jacobians = [np.zeros((x._data.size, out._data.size), dtype=x._data.dtype) for x in diff]
     for j in range(out._data.size):
         v = np.zeros(out._data.size, dtype=out._data.dtype)
         v[j] = 1
