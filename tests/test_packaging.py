@@ -293,6 +293,16 @@ def test_kitgrade_check_on_a_blank_and_a_solved_exercise(learner):
     assert "PermissionError" in line, refused.stdout  # the installed exercises are not the notebook's to read
 
 
+def test_an_instructors_command_in_a_learners_install_names_the_grade_extra(learner):
+    """``[lab]`` brings nbgrader, so an instructor's command starts; the feedback page's formulas need
+    ``[grade]``'s latex2mathml: one line naming it, not a plain page for each student who wrote one."""
+    venv, home, env, _, _ = learner
+    run(["kitgrade", "init", "course", "--course-id", "ad101"], home, env)
+    said = one_line_error(run(["kitgrade", "feedback", PS1], home / "course", env, status=None))
+    assert said == ("kitgrade feedback: latex2mathml is not installed in this Python; "
+                    "pip install 'autograd-kit[grade]' (to grade a class)"), said
+
+
 def wait_for_url(process: subprocess.Popen, log: Path, timeout: float = 120) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
