@@ -196,6 +196,7 @@ def test_the_engine_alone_runs_and_each_command_names_the_extra_it_needs(envs, o
     imported = run([python, "-c", "import graph_explorer"], home, env, status=1)
     assert imported.stderr.strip().splitlines()[-1] == ("ModuleNotFoundError: graph_explorer draws with matplotlib, "
                                                          "which is not installed in this Python: pip install 'autograd-kit[lab]'")
+    assert run(["autograd-kit", "--version"], home, env).stdout == f"autograd-kit {VERSION}\n"
     made = run(["autograd-kit", "workspace", "mine"], home, env)  # a plain copy: no extra needed
     assert "Your copy of the course is in mine/" in made.stdout and (home / "mine" / "zh" / "exercises").is_dir()
 
@@ -421,6 +422,8 @@ def _free_port() -> int:
 def test_the_readme_instructors_round_trip_from_the_wheel_alone(envs, outside):
     venv, home = envs["grade"], outside / "home-grade"
     env = environment(venv, home)
+    versions = run(["kitgrade", "--version"], home, env).stdout
+    assert re.fullmatch(rf"autograd-kit {re.escape(VERSION)}\+[0-9a-f]{{10}} nbgrader 0\.9\.\d+\n", versions), versions
     commands = readme_blocks()["round trip"]
     assert commands[0] == readme_blocks()["teach"][1]
     here = home
