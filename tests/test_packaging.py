@@ -298,8 +298,7 @@ def test_an_instructors_command_in_a_learners_install_names_the_grade_extra(lear
     """``[lab]`` brings nbgrader, so an instructor's command starts; the feedback page's formulas need
     ``[grade]``'s latex2mathml: one line naming it, not a plain page for each student who wrote one."""
     venv, home, env, _, _ = learner
-    run(["kitgrade", "init", "course", "--course-id", "ad101"], home, env)
-    said = one_line_error(run(["kitgrade", "feedback", PS1], home / "course", env, status=None))
+    said = one_line_error(run(["kitgrade", "feedback", PS1], home, env, status=None))  # (said before a course is looked for)
     assert said == ("kitgrade feedback: latex2mathml is not installed in this Python; "
                     "pip install 'autograd-kit[grade]' (to grade a class)"), said
 
