@@ -13,6 +13,9 @@ with at least one submission are exported, so an assignment not yet collected gi
 for the same reason a student whose submission is in ``submitted/`` but not graded (yet, or because
 of a fault of the machine) has an empty cell in the Canvas file, and the command says so. A grade
 whose submission is gone from ``submitted/`` is exported as the gradebook holds it, and said.
+An exercise given in two languages is two assignments (the Chinese one named ``<name>_zh``, as
+the kit names its own): a student who submitted one of the two has an empty cell for the other in
+both files, not a 0 for the language they did not take (``other_language``).
 
 A score whose written answers still wait for a manual grade (``grader.manual_grades``) is not
 final: nbgrader counts those answers as 0. ``export`` then writes nothing and lists the students
@@ -50,6 +53,26 @@ def nbgrader_score(gradebook: Gradebook, assignment: str, student: str) -> float
     return max(0.0, submission.score - submission.late_submission_penalty)
 
 
+def other_language(assignment: str, names) -> str | None:
+    """The same exercise in the other language, if ``names`` holds it: ``ps1`` and ``ps1_zh``."""
+    twin = assignment[:-3] if assignment.endswith("_zh") else assignment + "_zh"
+    return twin if twin != assignment and twin in names else None
+
+
+def took_the_other_language(gradebook: Gradebook, assignment: str, student: str, names) -> bool:
+    """Whether ``student`` submitted ``assignment``'s twin in the other language, and not ``assignment`` itself."""
+    twin = other_language(assignment, names)
+    return twin is not None and not _submitted(gradebook, assignment, student) and _submitted(gradebook, twin, student)
+
+
+def _submitted(gradebook: Gradebook, assignment: str, student: str) -> bool:
+    try:
+        gradebook.find_submission(assignment, student)
+    except MissingEntry:
+        return False
+    return True
+
+
 def canvas_rows(gradebook: Gradebook, roster: list[RosterStudent],
                 ungraded: dict[str, list[str]] | None = None) -> list[list[str]]:
     """The Canvas import table: header, ``Points Possible``, one row per student.
@@ -70,8 +93,9 @@ def canvas_rows(gradebook: Gradebook, roster: list[RosterStudent],
         name = f"{last}, {first}" if last and first else (last or first or student_id)
         lms_id = listed.lms_user_id or (entry.lms_user_id if entry else "") or ""
         row = [name, lms_id, listed.sis_user_id, listed.sis_login_id, listed.section]
-        row += ["" if student_id in ungraded.get(a.name, ()) else f"{nbgrader_score(gradebook, a.name, student_id):g}"
-                for a in assignments]
+        names = [a.name for a in assignments]
+        row += ["" if student_id in ungraded.get(a.name, ()) or took_the_other_language(gradebook, a.name, student_id, names)
+                else f"{nbgrader_score(gradebook, a.name, student_id):g}" for a in assignments]
         rows.append([for_spreadsheet(cell) for cell in row])  # a name like "=HYPERLINK(...)" stays a name
     return rows
 
@@ -94,6 +118,7 @@ class SpreadsheetSafeCsvExportPlugin(CsvExportPlugin):
         with open(self.to or "grades.csv", "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle, lineterminator="\n")
             writer.writerow(self.KEYS)
+            names = [a.name for a in gradebook.assignments]
             for assignment in gradebook.assignments:
                 anyone = bool(assignment.submissions)
                 for student in gradebook.students:
@@ -101,8 +126,10 @@ class SpreadsheetSafeCsvExportPlugin(CsvExportPlugin):
                         submission = gradebook.find_submission(assignment.name, student.id)
                         penalty = submission.late_submission_penalty
                         graded = [submission.timestamp, submission.score, penalty, max(0.0, submission.score - penalty)]
-                    except MissingEntry:  # nothing submitted: 0, as nbgrader's CSV says, unless nobody has
-                        graded = ["", 0.0, 0.0, 0.0] if anyone else ["", "", "", ""]
+                    except MissingEntry:  # nothing submitted: 0, as nbgrader's CSV says, unless nobody has, or
+                        # the student took the exercise in its other language
+                        empty = not anyone or took_the_other_language(gradebook, assignment.name, student.id, names)
+                        graded = ["", "", "", ""] if empty else ["", 0.0, 0.0, 0.0]
                     row = [assignment.name, assignment.duedate, graded[0], student.id, student.last_name,
                            student.first_name, student.email, *graded[1:], assignment.max_score]
                     writer.writerow([for_spreadsheet("" if value is None else value) for value in row])

@@ -85,21 +85,23 @@ def _group_text(group: dict, t: dict) -> str:
 def terminal_table(data: dict, lang: str = "en") -> str:
     """The compact table printed in the terminal."""
     t = TEXT[lang]
+    width = max([22] + [len(test["id"]) for test in data["tests"]])  # the columns stay in line under long names
     lines = [t["title"].format(a=data["assignment"]),
              "  " + _stats(data, t), "",
-             f"  {t['test']:<22} {t['pass_rate']:>10} {t['points']:>12}"]
+             f"  {t['test']:<{width}} {t['pass_rate']:>10} {t['points']:>12}"]
     for test in data["tests"]:
         rate = f"{test['passed']}/{test['count']}"
-        lines.append(f"  {test['id']:<22} {rate:>10} {test['points']:>7g}/{test['max_score'] * test['count']:<4g}")
+        lines.append(f"  {test['id']:<{width}} {rate:>10} {test['points']:>7g}/{test['max_score'] * test['count']:<4g}")
         for group in test["groups"][:3]:
             lines.append(f"      {len(group['students'])}x {for_terminal(_shorten(_group_text(group, t), 100))}  "
                          f"[{for_terminal(', '.join(group['students']))}]")
     if data.get("written"):
+        rows = [_written_row(answer) for answer in data["written"]]
+        named = max([28] + [len(row[0]) for row in rows])
         lines += ["", t["written"] + ":",
-                  f"  {t['answer']:<28} {t['by_hand']:>8} {t['awaiting']:>9} {t['blank']:>10} {t['points']:>10}"]
-        for answer in data["written"]:
-            name, graded, waiting, blank, worth = _written_row(answer)
-            lines.append(f"  {name:<28} {graded:>8} {waiting:>9} {blank:>10} {worth:>10}")
+                  f"  {t['answer']:<{named}} {t['by_hand']:>8} {t['awaiting']:>9} {t['blank']:>10} {t['points']:>10}"]
+        for name, graded, waiting, blank, worth in rows:
+            lines.append(f"  {name:<{named}} {graded:>8} {waiting:>9} {blank:>10} {worth:>10}")
     lines += ["", t["look"] + ":"]
     lines += [f"  {for_terminal(f['student']):<12} {t[f['kind']]:<10} {for_terminal(_flag_reason(f, t))}"
               for f in data["flags"]] or [f"  {t['none']}"]

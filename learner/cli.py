@@ -13,11 +13,21 @@ from . import workspace
 LAB_EXTRA = "pip install 'autograd-kit[lab]'"
 
 
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("autograd-kit")
+    except metadata.PackageNotFoundError:  # (the folder on sys.path, not installed)
+        return "(not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __doc__ as usage
 
     parser = argparse.ArgumentParser(prog="autograd-kit", description=usage.split("\n")[0],
                                      epilog=usage.split("\n\n")[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"autograd-kit {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     where = f"the folder (default: the workspace you are in, else ./{workspace.DEFAULT_NAME})"
 

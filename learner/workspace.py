@@ -233,6 +233,10 @@ def reset(folder: Path, name: str) -> list[tuple[str, str | None]]:
             _copy(original, target)
             record[relative] = _digest(original)
             done.append((relative, kept))
+            newer = folder / relative_beside(relative, "new")  # what an update put beside it is now the file itself
+            if newer.exists() and _digest(newer) == record[relative]:
+                newer.unlink()
+                record.pop(relative_beside(relative, "new"), None)
     finally:
         _write_record(folder, record)
     return done

@@ -40,3 +40,34 @@ def test_an_assignment_nobody_submitted_is_empty_in_grades_csv_and_left_out_of_t
         assert all(r["raw_score"] == "" for r in rows if r["assignment"] == assignment)
     lms = list(csv.reader(open(course.root / "grades_lms.csv", encoding="utf-8")))
     assert lms[0][5:] == [ASSIGNMENT]
+
+
+@pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
+def test_a_student_who_took_the_exercise_in_the_other_language_gets_no_zero_for_this_one(tmp_path, capsys):
+    """ps1 and ps1_zh are one exercise in two languages: alice hands in the English one, li the Chinese
+    one, bob neither. Each has an empty cell for the language they did not take; bob gets nbgrader's 0 in both."""
+    from nbgrader.api import Gradebook
+
+    from grader.course import Course
+
+    course = Course(make_course(tmp_path / "course"))
+    chinese = ASSIGNMENT + "_zh"
+    with Gradebook(course.db_url, course.course_id) as gradebook:
+        gradebook.add_assignment(chinese)
+        for student in ("alice", "li", "bob"):
+            gradebook.add_student(student)
+        gradebook.add_submission(ASSIGNMENT, "alice")
+        gradebook.add_submission(chinese, "li")
+    assert kitgrade(["export", "--course", str(course.root), "--allow-manual-pending"]) == 0
+    capsys.readouterr()
+    rows = list(csv.DictReader(open(course.root / "grades.csv", encoding="utf-8")))
+    scores = {(r["assignment"], r["student_id"]): r["score"] for r in rows}
+    assert scores[(ASSIGNMENT, "alice")] == "0.0" and scores[(chinese, "li")] == "0.0"  # (bare submissions score 0)
+    assert scores[(chinese, "alice")] == scores[(ASSIGNMENT, "li")] == ""  # it was 0.0 for both
+    assert scores[(ASSIGNMENT, "bob")] == scores[(chinese, "bob")] == "0.0"
+    lms = list(csv.reader(open(course.root / "grades_lms.csv", encoding="utf-8")))
+    header, by_name = lms[0], {row[0]: row for row in lms[2:]}
+    cell = {(a, s): by_name[s][header.index(a)] for a in (ASSIGNMENT, chinese) for s in ("alice", "li", "bob")}
+    assert cell[(ASSIGNMENT, "alice")] == "0" and cell[(chinese, "li")] == "0"
+    assert cell[(chinese, "alice")] == cell[(ASSIGNMENT, "li")] == ""
+    assert cell[(ASSIGNMENT, "bob")] == cell[(chinese, "bob")] == "0"

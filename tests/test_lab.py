@@ -120,6 +120,10 @@ def test_a_newer_version_replaces_an_unchanged_copy_and_arrives_beside_a_changed
     assert (mine / "zh" / "03_nonscalar_outputs.new.ipynb").read_bytes() == (course / "lessons/zh/03_nonscalar_outputs.ipynb").read_bytes()
     again = workspace.update(mine)  # said once
     assert not (again.added or again.replaced or again.beside)
+    assert workspace.reset(mine, "zh/03") == [("zh/03_nonscalar_outputs.ipynb", "zh/03_nonscalar_outputs.mine.ipynb")]
+    assert not (mine / "zh" / "03_nonscalar_outputs.new.ipynb").exists()  # the newer version is the file itself now
+    assert (mine / "zh" / "03_nonscalar_outputs.mine.ipynb").read_bytes() == theirs
+    assert not (workspace.update(mine).added or workspace.update(mine).beside)
 
 
 def test_a_copy_made_by_the_earlier_make_lab_becomes_a_workspace_with_the_exercises(course, tmp_path):

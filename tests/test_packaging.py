@@ -196,6 +196,7 @@ def test_the_engine_alone_runs_and_each_command_names_the_extra_it_needs(envs, o
     imported = run([python, "-c", "import graph_explorer"], home, env, status=1)
     assert imported.stderr.strip().splitlines()[-1] == ("ModuleNotFoundError: graph_explorer draws with matplotlib, "
                                                          "which is not installed in this Python: pip install 'autograd-kit[lab]'")
+    assert run(["autograd-kit", "--version"], home, env).stdout == f"autograd-kit {VERSION}\n"
     made = run(["autograd-kit", "workspace", "mine"], home, env)  # a plain copy: no extra needed
     assert "Your copy of the course is in mine/" in made.stdout and (home / "mine" / "zh" / "exercises").is_dir()
 
@@ -291,6 +292,15 @@ def test_kitgrade_check_on_a_blank_and_a_solved_exercise(learner):
     refused = run(["kitgrade", "check", str(peeking)], home, env, status=1)
     line = next(line for line in refused.stdout.splitlines() if "test_second_derivative" in line)
     assert "PermissionError" in line, refused.stdout  # the installed exercises are not the notebook's to read
+
+
+def test_an_instructors_command_in_a_learners_install_names_the_grade_extra(learner):
+    """``[lab]`` brings nbgrader, so an instructor's command starts; the feedback page's formulas need
+    ``[grade]``'s latex2mathml: one line naming it, not a plain page for each student who wrote one."""
+    venv, home, env, _, _ = learner
+    said = one_line_error(run(["kitgrade", "feedback", PS1], home, env, status=None))  # (said before a course is looked for)
+    assert said == ("kitgrade feedback: latex2mathml is not installed in this Python; "
+                    "pip install 'autograd-kit[grade]' (to grade a class)"), said
 
 
 def wait_for_url(process: subprocess.Popen, log: Path, timeout: float = 120) -> str:
@@ -411,6 +421,8 @@ def _free_port() -> int:
 def test_the_readme_instructors_round_trip_from_the_wheel_alone(envs, outside):
     venv, home = envs["grade"], outside / "home-grade"
     env = environment(venv, home)
+    versions = run(["kitgrade", "--version"], home, env).stdout
+    assert re.fullmatch(rf"autograd-kit {re.escape(VERSION)}\+[0-9a-f]{{10}} nbgrader 0\.9\.\d+\n", versions), versions
     commands = readme_blocks()["round trip"]
     assert commands[0] == readme_blocks()["teach"][1]
     here = home

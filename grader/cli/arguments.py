@@ -53,9 +53,23 @@ def _positive_float(text: str) -> float:
     return value
 
 
+class _Versions(argparse.Action):
+    """``--version``: the kit's version (with the digest of its grader, which its grading records) and nbgrader's."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help="print the kit's and nbgrader's versions and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from ..versions import kit_versions
+
+        print(" ".join(f"{name} {version}" for name, version in kit_versions().items()))
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kitgrade", description=__doc__.split("\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--version", action=_Versions)
     commands = parser.add_subparsers(dest="command", required=True)
 
     def command(name, handler, help_text, course=True):

@@ -7,11 +7,17 @@ is made; browsers lay MathML out themselves (Chromium since 109, Firefox, Safari
 cleaned with the rest of the page (``student_text.clean_html`` allows MathML's presentation
 elements, which link, load and run nothing). A formula ``latex2mathml`` cannot read is shown as
 the student wrote it.
+
+``latex2mathml`` (the ``grade`` extra) is imported with this module, so ``kitgrade feedback`` in a
+Python without it stops before writing anything, with the one line that names the extra, instead
+of a plain page for every student whose notebook holds a formula.
 """
 
 from __future__ import annotations
 
 import re
+
+from latex2mathml.converter import convert
 
 from ..student_text import for_html
 
@@ -22,8 +28,6 @@ _DELIMITED = re.compile(r"^\s*(?:\$\$(?P<a>.*)\$\$|\$(?P<b>.*)\$|\\\[(?P<c>.*)\\
 def tex_to_mathml(tex: str, display: str = "inline", written: str | None = None) -> str:
     """``tex`` as a MathML element (``display``: ``inline`` or ``block``); what cannot be read, as
     ``written`` (the formula with its delimiters) in a ``<code>``."""
-    from latex2mathml.converter import convert
-
     try:
         return convert(tex, display=display)
     except Exception:  # latex2mathml raises several kinds on what it cannot read
