@@ -170,16 +170,16 @@ class Node:
     # -- saved tensors -----------------------------------------------------------
     def save_for_backward(self, *tensors):
         """Keep tensors for the backward formula; read them back with ``ctx.saved_tensors``."""
-        saved = []
-        for t in tensors:
-            saved.append(None if t is None else SavedTensor(t))
-        self._saved = tuple(saved)
+        self._saved = tuple([None if t is None else SavedTensor(t) for t in tensors])
 
     @property
     def saved_tensors(self):
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        return tuple([None if s is None else s.unpack(self) for s in self._saved])
+        saved = self._saved
+        if saved.count(None) == len(saved):  # nothing but placeholders (x * 2 saves no tensor): as they are
+            return saved
+        return tuple([None if s is None else s.unpack(self) for s in saved])
 
     @property
     def result(self):

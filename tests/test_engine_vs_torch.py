@@ -1198,3 +1198,30 @@ def test_tanh_gradient_has_pytorchs_node_for_a_second_derivative():
         h.sum().backward()
         return g, h, x.grad, g.grad_fn._saved_grad_output, g.grad_fn._saved_output
     same(program)
+
+
+# --- masked gradients: relu, clamp, maximum, minimum pass inf, nan and -0. as PyTorch does -----------
+SPECIAL_GRADS = [[float("inf"), -0.0, float("nan")], [-2.0, float("-inf"), 0.0]]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("op", ["relu", "clamp", "maximum", "minimum"])
+def test_masked_gradient_keeps_special_values_bit_for_bit(op, dtype):
+    """Where the mask holds, the incoming gradient as it is (inf, nan, -0.); elsewhere +0."""
+    import autograd_core
+
+    def grads(m):
+        x = m.tensor([[-1.0, 2.0, 0.0], [3.0, -4.0, 5.0]], dtype=getattr(m, dtype), requires_grad=True)
+        other = m.tensor([[0.0, 2.0, 1.0], [-1.0, -4.0, 6.0]], dtype=getattr(m, dtype), requires_grad=True)
+        out = {"relu": lambda: x.relu(), "clamp": lambda: x.clamp(min=0.0, max=4.0),
+               "maximum": lambda: m.maximum(x, other),
+               "minimum": lambda: m.minimum(x, other)}[op]()
+        out.backward(m.tensor(SPECIAL_GRADS, dtype=getattr(m, dtype)))
+        return [None if t.grad is None else t.grad.detach().numpy() for t in (x, other)]
+
+    for ours, theirs in zip(grads(autograd_core), grads(torch)):
+        assert (ours is None) == (theirs is None)
+        if ours is not None:
+            assert ours.dtype == theirs.dtype
+            bits = np.dtype(f"u{ours.itemsize}")
+            assert ours.view(bits).tolist() == theirs.view(bits).tolist()
