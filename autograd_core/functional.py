@@ -358,12 +358,13 @@ def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        out = input
-        if min is not None:
-            out = maximum(out, min)
-        if max is not None:
-            out = minimum(out, max)
-        return out
+        bounds = [b if b is None or isinstance(b, Tensor) else Tensor._make(np.asarray(b, dtype=input._data.dtype))
+                  for b in (min, max)]
+        for i, bound in enumerate(bounds):  # the three in PyTorch's result dtype, their shapes broadcast
+            if bound is not None:
+                input, bounds[i] = _coerce(input, bound)
+        low, high = (None if b is None else b.to(input.dtype) for b in bounds)
+        return ops.ClampBackward0.apply(input, low, high)
     if input._data.dtype.kind != "f" and builtins.any(isinstance(v, builtins.float) for v in (min, max)):
         input = _to_float(input)
     return ops.ClampBackward1.apply(input, min=min, max=max)

@@ -429,6 +429,37 @@ class ClampBackward1(Op):
         return (_keep_where(inside, grad),)
 
 
+class ClampBackward0(Op):
+    """``x.clamp(min, max)`` with tensor bounds (either may be None): the gradient goes to ``x`` where
+    ``min <= x <= max``, to ``min`` where ``x < min`` and to ``max`` where ``x > max`` (a tie is
+    ``x``'s; where ``min > max`` the result is ``max``, and so is the gradient: PyTorch's
+    ``clamp_backward_min_max``)."""
+
+    @staticmethod
+    def forward(ctx, a, min, max):
+        ctx.save_for_backward(a, min, max)
+        out = a._data
+        for bound, beyond in ((min, np.less), (max, np.greater)):  # x itself on a tie (-0 kept); a nan spreads
+            if bound is not None:
+                b = bound._data
+                out = np.where(beyond(out, b) | np.isnan(b), b, out)
+        return np.broadcast_to(out, np.broadcast_shapes(*(t._data.shape for t in (a, min, max) if t is not None))).copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, low, high = ctx.saved_tensors
+        at_least = None if low is None else a >= low
+        at_most = None if high is None else a <= high
+        inside = at_least if at_most is None else at_most if at_least is None else at_least & at_most
+        to_low, to_high = (None if at_least is None else ~at_least), (None if at_most is None else ~at_most)
+        if low is not None and high is not None:  # bounds crossed: max wins
+            to_low, to_high = to_low & (low < high), to_high | (high < low)
+        need = ctx.needs_input_grad
+        return (_keep_where(inside, grad) if need[0] else None,
+                _keep_where(to_low, grad) if low is not None and need[1] else None,
+                _keep_where(to_high, grad) if high is not None and need[2] else None)
+
+
 class WhereBackward0(Op):
     @staticmethod
     def forward(ctx, a, b, condition):

@@ -193,6 +193,19 @@ def test_clamping_by_a_tensor_that_requires_grad_is_torchs():
     same(program)
 
 
+def test_clamp_with_tensor_bounds_gives_a_tie_to_the_input_as_torch_does():
+    # ClampBackward0: x's gradient where min <= x <= max, min's where x < min, max's where x > max
+    def program(m):
+        x = m.tensor([[1.0, 2.0, 3.0, -0.0], [2.5, 0.0, 9.0, 2.0]], requires_grad=True)
+        low = m.tensor([2.0, 2.0, 2.0, 0.0], requires_grad=True)
+        high = m.tensor([[2.5], [1.0]], requires_grad=True)  # below low in the second row
+        outs = [m.clamp(x, min=low), x.clamp(max=high), m.clamp(x, low, high), x.clamp(min=low, max=high) * x]
+        grads = m.autograd.grad(sum(o.sum() for o in outs), (x, low, high), create_graph=True)
+        again = m.autograd.grad(grads[0].sum(), x)
+        return outs, grads, again, [o.grad_fn.name() for o in outs]
+    same(program)
+
+
 def test_the_default_dtype_prints_no_dtype_and_float32_then_does():
     def program(m):
         m.set_default_dtype(m.float64)
