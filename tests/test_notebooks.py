@@ -82,6 +82,9 @@ KEY_RESULTS = {
         "tensor([6., 6., 7.], grad_fn=<CopySlices>)",
         "tensor(1.1000) tensor(1.4000) tensor(1.)",
         "tensor([[6., 3., 2.],\n        [1., 1., 1.],\n        [1., 3., 2.]])",
+        # torch.autograd.functional: the same J in one call, .grad untouched; the Hessian of x1 * x2 * x3
+        "tensor([[6., 3., 2.],\n        [1., 1., 1.],\n        [1., 3., 2.]])\nTrue tensor(1.1000)\n"
+        "tensor([[0., 3., 2.],\n        [3., 0., 1.],\n        [2., 1., 0.]])\n",
         "tensor([1.1000, 1.4000, 1.0000])\nTrue",
         "tensor([True, True])\ntensor([True, True])",  # the Gentle Introduction's Q = 3a^3 - b^2
         "tensor([ 256., -512., 1024.], grad_fn=<MulBackward0>)\ntensor([5.1200e+01, 5.1200e+02, 5.1200e-02])\nTrue",
