@@ -101,6 +101,13 @@ KEY_RESULTS = {
         "tensor([20., 40.]) 0\nRuntimeError: one of the variables needed for gradient computation has been modified by an "
         "inplace operation\n",  # .data hides a change from the version counter; no_grad does not
         "training=False: requires_grad=False, grad_fn=None",
+        # an in-place change through a view: the base gets CopySlices, the view is rebased, one version counter
+        "tensor([1., 2., 3.], grad_fn=<CloneBackward0>) tensor(1., grad_fn=<SelectBackward0>) 0\n"
+        "tensor([2., 2., 3.], grad_fn=<CopySlices>) tensor(2., grad_fn=<AsStridedBackward0>) 1 1\n"
+        "True CloneBackward0\ntensor([8., 4., 6.])\n",
+        "1 1\nRuntimeError: one of the variables needed for gradient computation has been modified by an inplace "
+        "operation: [torch.FloatTensor [3]], which is output 0 of torch::autograd::CopySlices, is at version 1; "
+        "expected version 0 instead.\n",
     ],
     "05_control_flow": [
         "tensor(1536., grad_fn=<MulBackward0>) tensor(1024.)\ntensor(True)",
