@@ -765,3 +765,16 @@ def test_notebook_runs_on_pytorch_and_shows_the_same_results(torch_runs, lesson,
     for expected in key_results(lesson, lang):
         assert expected in text
     assert count_outputs(nb, "image/png") == IMAGES.get(lesson, 0)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="PyTorch is not installed")
+@pytest.mark.parametrize("lesson, lang", RUNS, ids=RUN_IDS)
+def test_the_kit_prints_exactly_what_pytorch_prints(kit_runs, torch_runs, lesson, lang):
+    """Every line a lesson prints, not only its key results, is the same on both engines (object addresses aside)."""
+    shown = []
+    for runs in (kit_runs, torch_runs):
+        nb, error = runs[lesson, lang]
+        assert error is None, error
+        shown.append(re.sub(r"0x[0-9a-f]+", "0x…", shown_text(nb)).splitlines())
+    kit, pytorch = shown
+    assert kit == pytorch
