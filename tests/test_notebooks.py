@@ -82,6 +82,9 @@ KEY_RESULTS = {
         "tensor([6., 6., 7.], grad_fn=<CopySlices>)",
         "tensor(1.1000) tensor(1.4000) tensor(1.)",
         "tensor([[6., 3., 2.],\n        [1., 1., 1.],\n        [1., 3., 2.]])",
+        # torch.autograd.functional: the same J in one call, .grad untouched; the Hessian of x1 * x2 * x3
+        "tensor([[6., 3., 2.],\n        [1., 1., 1.],\n        [1., 3., 2.]])\nTrue tensor(1.1000)\n"
+        "tensor([[0., 3., 2.],\n        [3., 0., 1.],\n        [2., 1., 0.]])\n",
         "tensor([1.1000, 1.4000, 1.0000])\nTrue",
         "tensor([True, True])\ntensor([True, True])",  # the Gentle Introduction's Q = 3a^3 - b^2
         "tensor([ 256., -512., 1024.], grad_fn=<MulBackward0>)\ntensor([5.1200e+01, 5.1200e+02, 5.1200e-02])\nTrue",
@@ -98,6 +101,13 @@ KEY_RESULTS = {
         "tensor([20., 40.]) 0\nRuntimeError: one of the variables needed for gradient computation has been modified by an "
         "inplace operation\n",  # .data hides a change from the version counter; no_grad does not
         "training=False: requires_grad=False, grad_fn=None",
+        # an in-place change through a view: the base gets CopySlices, the view is rebased, one version counter
+        "tensor([1., 2., 3.], grad_fn=<CloneBackward0>) tensor(1., grad_fn=<SelectBackward0>) 0\n"
+        "tensor([2., 2., 3.], grad_fn=<CopySlices>) tensor(2., grad_fn=<AsStridedBackward0>) 1 1\n"
+        "True CloneBackward0\ntensor([8., 4., 6.])\n",
+        "1 1\nRuntimeError: one of the variables needed for gradient computation has been modified by an inplace "
+        "operation: [torch.FloatTensor [3]], which is output 0 of torch::autograd::CopySlices, is at version 1; "
+        "expected version 0 instead.\n",
     ],
     "05_control_flow": [
         "tensor(1536., grad_fn=<MulBackward0>) tensor(1024.)\ntensor(True)",
@@ -754,3 +764,16 @@ def test_notebook_runs_on_pytorch_and_shows_the_same_results(torch_runs, lesson,
     for expected in key_results(lesson, lang):
         assert expected in text
     assert count_outputs(nb, "image/png") == IMAGES.get(lesson, 0)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="PyTorch is not installed")
+@pytest.mark.parametrize("lesson, lang", RUNS, ids=RUN_IDS)
+def test_the_kit_prints_exactly_what_pytorch_prints(kit_runs, torch_runs, lesson, lang):
+    """Every line a lesson prints, not only its key results, is the same on both engines (object addresses aside)."""
+    shown = []
+    for runs in (kit_runs, torch_runs):
+        nb, error = runs[lesson, lang]
+        assert error is None, error
+        shown.append(re.sub(r"0x[0-9a-f]+", "0x…", shown_text(nb)).splitlines())
+    kit, pytorch = shown
+    assert kit == pytorch
