@@ -17,6 +17,7 @@ top of a file or inside a function) closes a circle (``tests/test_grader_layers.
       progress.py        the progress bar
       student_text.py    student text shown as data: in the terminal, HTML and spreadsheet cells
       student_language.py the language a student reads (English, Chinese): test messages, check's lines
+      script_tasks.py    a test cell's question whether a script task's variables are defined (or left blank)
       manual_grades.py   written answers waiting for a person
       lms_names.py       the file names of Canvas, Moodle and Blackboard downloads
       download_files.py  an LMS download read as files (never followed, never trusted for names)

@@ -258,3 +258,36 @@ def test_a_chinese_message_puts_no_space_between_chinese_words():
     with pytest.raises(AssertionError) as failed:
         check(False, "x.grad", "[1.0]", "没有梯度", {"x": [0.25]})
     assert str(failed.value) == "x.grad：应为 [1.0]，实际得到没有梯度，输入：x=[0.25]"
+
+
+# --- a script task (a cell that defines variables) left as released ------------------------------------
+SIN_TESTS = ("test_sin_points", "test_sin_derivative", "test_sin_plot")
+
+
+@pytest.mark.parametrize("language, answer, expected", [
+    # nbgrader's release replaces the solution region with this: every test of the task reads "not answered yet"
+    ("en", "# YOUR CODE HERE\nraise NotImplementedError()",
+     dict.fromkeys(SIN_TESTS, "not answered yet: the task still raises NotImplementedError, as it was handed out")),
+    ("zh", "# YOUR CODE HERE\nraise NotImplementedError()",
+     dict.fromkeys(SIN_TESTS, "尚未作答：这道题仍然抛出 NotImplementedError（保持发下来时的样子）")),
+    # answered wrongly: the cell ran, x is missing, a function of the student's left blank raised: still "no such variable"
+    ("en", "def plot():\n    raise NotImplementedError()\n\ny = 1.0\nplot()",
+     {"test_sin_points": "AssertionError: x: expected a variable of that name, got no such variable, for input task 5"}),
+    ("en", "y = 1.0", {name: "AssertionError: x: expected a variable of that name, got no such variable, for input task 5"
+                       for name in SIN_TESTS[:2]}),
+])
+def test_a_script_task_left_blank_reads_not_answered_yet(tmp_path, language, answer, expected):
+    from grader.check import check_notebook
+
+    _, nb = built(EXERCISES / "_src" / "ps1_autograd_basics.txt")[language]
+    for cell in nb.cells:
+        if nbgrader_meta(cell).get("grade_id") == "plot_sin":
+            cell.source = answer
+    path = tmp_path / "autograd_basics.ipynb"
+    nbformat.write(nb, path)
+    lines = io.StringIO()
+    check_notebook(path, out=lambda line: print(line, file=lines))
+    text = lines.getvalue()
+    by_test = {line.split()[1]: line for line in text.splitlines() if len(line.split()) > 1}
+    for name, message in expected.items():
+        assert re.search(r" 0/1  " + re.escape(message) + "$", by_test[name]), text

@@ -154,6 +154,18 @@ def test_summary_counts_the_points_awaiting_manual_grading(graded):
     assert status == 0 and "尚非最终成绩：2 份提交共 7 分待人工评分" in out and "5 分待人工评分" in out
 
 
+def test_summary_says_a_script_task_left_blank_is_not_answered_yet(graded):
+    """Task 5 is a script cell, not a function: bob's blank release reads as his blank functions do."""
+    from grader.course import Course
+    from grader.summary import gather
+
+    tests = {test["id"]: test for test in gather(Course(graded[0]), ASSIGNMENT)["tests"]}
+    for grade_id in ("test_sin_points", "test_sin_derivative", "test_sin_plot", "test_second_derivative"):
+        groups = [g for g in tests[grade_id]["groups"] if "bob" in g["students"]]
+        assert [g["what"] for g in groups] == ["StudentCodeError: not answered yet: the task still raises "
+                                               "NotImplementedError, as it was handed out"], (grade_id, groups)
+
+
 def test_export_refuses_scores_missing_their_manual_part_unless_told(graded, tmp_path):
     root, _ = graded
     before = snapshot(root)
