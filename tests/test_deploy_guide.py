@@ -48,7 +48,10 @@ import pytest
 from browser_support import unavailable
 from conftest import ROOT
 from hub_client import Student
-from hub_support import (HUB_ENV, PS1, PS1_NOTEBOOK, kithub, one_course_class, python_as, require_hub, run_as,
+from kithub import banner
+from kithub.accounts import ACCOUNTS_FILE
+from kithub.spec import CLASS_FILE, ClassSpec
+from hub_support import (HUB_ENV, PS1, PS1_NOTEBOOK, one_course_class, python_as, require_hub, run_as,
                          served_class, solution_cells)
 
 GUIDE = ROOT / "docs" / "deploy.md"
@@ -124,8 +127,8 @@ def test_the_systemd_units_pass_systemd_analyze_verify(tmp_path):
 
 
 def test_the_guides_class_file_is_read_as_it_stands(tmp_path):
-    (tmp_path / kithub.CLASS_FILE).write_text(guide_blocks()["class.json"])
-    spec = kithub.ClassSpec.load(tmp_path)
+    (tmp_path / CLASS_FILE).write_text(guide_blocks()["class.json"])
+    spec = ClassSpec.load(tmp_path)
     [course] = spec.courses
     assert (spec.hub_port, course.course_id, course.late_penalty, course.extensions) == \
         (443, "ad101", "zero", {"ps1_autograd_basics": {"s1002": 48}})
@@ -170,21 +173,21 @@ def test_the_guides_proc_line_hides_other_accounts_processes_and_the_sandbox_sti
 
 def test_the_banner_says_which_of_the_guides_walls_the_machine_has(tmp_path):
     """The hub cannot mount /proc or turn quotas on (they are the whole machine's): what ``make hub`` and
-    ``kithub.py start`` print says which of the guide's step 8 the machine has, read from its mounts."""
+    ``python -m kithub start`` print says which of the guide's step 8 the machine has, read from its mounts."""
     [line] = [line for line in guide_blocks()["fstab-proc"].splitlines() if line.strip() and not line.startswith("#")]
-    spec = kithub.ClassSpec(state=str(tmp_path / "srv" / "class"), courses=[], passwords={})
+    spec = ClassSpec(state=str(tmp_path / "srv" / "class"), courses=[], passwords={})
     bare = tmp_path / "bare"
     bare.write_text("proc /proc proc rw,relatime 0 0\n/dev/vda / ext4 rw,relatime 0 0\n")
     hardened = tmp_path / "hardened"
     hardened.write_text(f"{line.split()[0]} /proc proc {line.split()[3]} 0 0\n/dev/vda / ext4 rw 0 0\n"
                         f"/dev/vdb {tmp_path / 'srv'} ext4 rw,relatime,usrquota 0 0\n")
-    assert kithub.machine_walls(spec, str(bare))[:2] == [
+    assert banner.machine_walls(spec, str(bare))[:2] == [
         "  processes: every account sees every other's and their command lines (/proc without hidepid)",
         f"  disk: no quota per account on the file system of {spec.root}: a student can fill it"]
-    assert kithub.machine_walls(spec, str(hardened))[:2] == [
+    assert banner.machine_walls(spec, str(hardened))[:2] == [
         "  processes: each account sees its own (/proc mounted with hidepid)",
         "  disk: a quota per account on the file system of the class"]
-    assert "the machine's own walls" in kithub.logins(spec)
+    assert "the machine's own walls" in banner.text(spec)
 
 
 def _schema_validator():
@@ -300,7 +303,7 @@ def served():
     def site_settings(spec):
         # the guide's admin has an account of the machine, as every person of the class (removed with them)
         subprocess.run(["useradd", "--no-create-home", "--user-group", admin], check=True)
-        with open(spec.root / kithub.ACCOUNTS_FILE, "a") as accounts:
+        with open(spec.root / ACCOUNTS_FILE, "a") as accounts:
             accounts.write(f"{admin}\n")
         blocks = guide_blocks()
         _sh(blocks["config-dir"], places)
@@ -425,11 +428,11 @@ def test_a_notebook_that_is_not_json_is_named_when_opened_and_still_submitted(se
 
 
 def _class_file_mistake(served, text: str) -> subprocess.CompletedProcess:
-    path = served.root / kithub.CLASS_FILE
+    path = served.root / CLASS_FILE
     good = path.read_bytes()
     try:
         path.write_text(text)
-        result = subprocess.run([str(served.python), str(kithub.HERE / "kithub.py"), "dates", "--state", str(served.root)],
+        result = subprocess.run([str(served.python), "-m", "kithub", "dates", "--state", str(served.root)],
                                 capture_output=True, text=True, timeout=120)
         assert path.read_text() == text  # nothing rewritten
     finally:
@@ -439,7 +442,7 @@ def _class_file_mistake(served, text: str) -> subprocess.CompletedProcess:
 
 
 def test_a_class_file_with_a_typo_is_named_in_one_line_and_the_hub_serves_on(served):
-    original = json.loads((served.root / kithub.CLASS_FILE).read_text())
+    original = json.loads((served.root / CLASS_FILE).read_text())
     typo = json.loads(json.dumps(original))
     typo["courses"][0]["studnets"] = typo["courses"][0].pop("students")
     broken = json.dumps(original, indent=2).replace('"passwords"', '"passwords",', 1)
