@@ -89,14 +89,15 @@ def one_course_class(prefix: str, students: list[str], state: Path | None = None
 
 
 @contextmanager
-def served_class(spec, log_path: Path | None = None, before_start=None):
+def served_class(spec, log_path: Path | None = None, before_start=None, set_up_by=None):
     """The class of ``spec`` set up as ``make hub`` sets it up and served (``spec.server``); afterwards
     the hub stopped, the class torn down, its accounts and folders removed (asserted).
-    ``before_start(spec)``: what to do between the set-up and the start (a site's settings)."""
+    ``before_start(spec)``: what to do between the set-up and the start (a site's settings);
+    ``set_up_by(spec)``: the set-up itself, if not ``kithub.set_up.setup`` called here (a guide's commands)."""
     server = Hub(spec, log_path=log_path)
     state = spec.root
     with checkout_closed():
-        yield from _served(spec, server, state, before_start)
+        yield from _served(spec, server, state, before_start, set_up_by or (lambda spec: set_up.setup(spec, log=lambda line: None)))
     assert not any(account_exists(a) for a in spec.accounts()), "accounts left behind"
 
 
@@ -112,10 +113,10 @@ def checkout_closed():
         ROOT.chmod(mode)
 
 
-def _served(spec, server, state, before_start):
+def _served(spec, server, state, before_start, set_up_by):
     try:
         started = time.monotonic()
-        set_up.setup(spec, log=lambda line: None)
+        set_up_by(spec)
         if before_start is not None:
             before_start(spec)
         spec.set_up_seconds = time.monotonic() - started

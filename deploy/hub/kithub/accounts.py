@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .errors import SetupError, run
+from .errors import UMASK, SetupError, made_folder, run
 from .spec import ClassSpec
 
 ACCOUNTS_FILE = "accounts.txt"  # the accounts this class created, removed by teardown
@@ -30,7 +30,7 @@ def create_accounts(spec: ClassSpec) -> None:
     if clashes:
         raise SetupError(f"account(s) {', '.join(clashes)} already exist on this machine and are not this class's; "
                          "choose other names or remove them")
-    (spec.root / "home").mkdir(exist_ok=True)
+    made_folder(spec.root / "home", 0o755)  # every account reaches its own home through it
     for account in spec.accounts():
         if account in ours:
             continue
@@ -90,4 +90,5 @@ def as_account(account: str, spec: ClassSpec) -> dict:
            "PATH": spec.path(), "KIT_LESSONS": str(spec.lessons_copy),
            "JUPYTER_CONFIG_PATH": str(spec.jupyter_config("grader" if account in spec.graders() else "student")),
            "JUPYTER_PATH": str(spec.jupyter_data)}
-    return {"user": info.pw_uid, "group": info.pw_gid, "extra_groups": [], "env": env, "cwd": info.pw_dir}
+    return {"user": info.pw_uid, "group": info.pw_gid, "extra_groups": [], "env": env, "cwd": info.pw_dir,
+            "umask": UMASK}

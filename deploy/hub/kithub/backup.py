@@ -13,8 +13,19 @@ from pathlib import Path
 from grader.hub_exchange.entries import entries_under, open_folder
 
 from .accounts import ACCOUNTS_FILE, remove_accounts
+from .config_files import HUB_API_ENV
 from .errors import SetupError
-from .spec import CLASS_FILE, ClassSpec
+from .spec import CLASS_FILE, DERIVED_FILE, ClassSpec
+
+#: the class's own files in its state folder, kept whole: the administrator's class file, what set-up
+#: derived, the accounts the class made, the hub's API address for the culler (set-up writes it)
+STATE_FILES = (CLASS_FILE, DERIVED_FILE, ACCOUNTS_FILE, HUB_API_ENV)
+#: the hub's folder (its database, cookie secret, the LTI tool's key and ledger of grades sent, its log)
+#: and the site's settings (HTTPS, admins, the culler's token, limits); what a restart makes again is left out
+STATE_FOLDERS = ("hub", "jupyterhub_config.d")
+LEFT_OUT = ("hub/jupyterhub-proxy.pid",)
+#: the hub's database, copied with SQLite's own backup as the gradebooks are
+HUB_DATABASE = "hub/jupyterhub.sqlite"
 
 
 def teardown(state: Path) -> tuple[list[str], Path | None]:
@@ -53,17 +64,20 @@ BACKUP_FILE_LIMIT = 200 * 1024 * 1024
 
 
 def backup_class(state: Path, to: Path, log=print) -> Path:
-    """One archive ``<to>/<state name>-<time>.tar.gz`` of the class: ``class.json``, each course
-    directory (its gradebook copied with SQLite's own backup: whole even while a grader writes) and
-    the exchange, with owners and modes, paths from ``/``. Restore as root with
-    ``tar --extract --preserve-permissions --same-owner --file ARCHIVE --directory /`` (docs/deploy.md)."""
+    """One archive ``<to>/<state name>-<time>.tar.gz`` of the class: its files in the state folder
+    (``STATE_FILES``), the hub's folder and the site's settings (``STATE_FOLDERS``), each course
+    directory and the exchange, with owners and modes, paths from ``/``; the gradebooks and the hub's
+    database copied with SQLite's own backup (whole even while a grader or the hub writes). Restore as
+    root with ``tar --extract --preserve-permissions --same-owner --file ARCHIVE --directory /``
+    (docs/deploy.md)."""
     import tarfile
     import tempfile
 
     spec = ClassSpec.load(state)
     to.mkdir(mode=0o700, parents=True, exist_ok=True)
     archive = to / f"{state.name}-{datetime.datetime.now().strftime('%Y%m%d-%H%M%S')}.tar.gz"
-    gradebooks = {c.directory(spec) / "gradebook.db" for c in spec.courses}
+    databases = {c.directory(spec) / "gradebook.db" for c in spec.courses} | {state / HUB_DATABASE}
+    left_out = {state / name for name in LEFT_OUT}
 
     def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
         if info.isfile() and info.size > BACKUP_FILE_LIMIT:
@@ -76,16 +90,20 @@ def backup_class(state: Path, to: Path, log=print) -> Path:
     fd = os.open(archive, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as tar, \
             tempfile.TemporaryDirectory() as scratch:
-        tar.add(state / CLASS_FILE, arcname=str(state / CLASS_FILE).lstrip("/"))
-        for course in spec.courses:
-            directory = course.directory(spec)
-            _add_tree(tar, directory, lambda info: None if Path("/" + info.name) in gradebooks else keep(info))
-            gradebook = directory / "gradebook.db"
-            if gradebook.exists():
-                copy = Path(scratch) / f"{course.course_id}.db"
-                with sqlite3.connect(gradebook) as source, sqlite3.connect(copy) as target:
+        tar.addfile(_member(state, os.stat(state)))
+        for name in STATE_FILES:
+            if (state / name).exists():
+                tar.add(state / name, arcname=str(state / name).lstrip("/"))
+        trees = [*(state / name for name in STATE_FOLDERS), *(c.directory(spec) for c in spec.courses)]
+        for tree in trees:
+            if tree.is_dir():
+                _add_tree(tar, tree, lambda info: None if Path("/" + info.name) in databases | left_out else keep(info))
+        for number, database in enumerate(sorted(databases)):
+            if database.exists():
+                copy = Path(scratch) / f"{number}.db"
+                with sqlite3.connect(database) as source, sqlite3.connect(copy) as target:
                     source.backup(target)
-                info = tar.gettarinfo(str(gradebook), arcname=str(gradebook).lstrip("/"))
+                info = tar.gettarinfo(str(database), arcname=str(database).lstrip("/"))
                 info.size = copy.stat().st_size
                 with open(copy, "rb") as handle:
                     tar.addfile(info, handle)

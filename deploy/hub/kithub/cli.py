@@ -59,8 +59,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"due dates and extensions of {state / CLASS_FILE} applied")
             return 0
         if args.command in ("demo", "setup"):
-            spec = ClassSpec.load(state) if (state / CLASS_FILE).exists() else demo_class(state, hub_port=args.port)
-            setup(spec)
+            made = not (state / CLASS_FILE).exists()  # the demo class, where there is no class file yet
+            spec = demo_class(state, hub_port=args.port) if made else ClassSpec.load(state)
+            setup(spec, demo=True if made else None)
             if args.command == "setup":
                 print(banner.text(spec))
                 return 0
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as cleanly as Ctrl-C
         signal.signal(signal.SIGINT, _interrupt)
         hub.start()
-        print(banner.text(spec), flush=True)
+        print(banner.text(spec, hub.public_url), flush=True)
         try:
             while hub.process.poll() is None:
                 time.sleep(1)

@@ -122,3 +122,17 @@ def write_commands(spec: ClassSpec) -> None:
                             f"if [ \"${{KIT_HUB_STATE:-}}\" = \"{spec.root}\" ]; then\n"
                             f"  PATH=\"{spec.bin}:{spec.root / 'bin'}:$PATH\"; export PATH\nfi\n")
     spec.profile.chmod(0o644)
+
+
+#: the hub's API address, from class.json, for what runs beside the hub and asks its API (the guide's idle
+#: culler reads it as its ``EnvironmentFile``: jupyterhub-idle-culler takes ``JUPYTERHUB_API_URL``)
+HUB_API_ENV = "hub-api.env"
+
+
+def write_hub_api_address(spec: ClassSpec) -> Path:
+    """``<state>/hub-api.env``, written again at each set-up and start: a port changed in class.json
+    reaches the culler with the hub's next restart, and no unit names a port."""
+    path = spec.root / HUB_API_ENV
+    path.write_text(f"JUPYTERHUB_API_URL=http://127.0.0.1:{spec.hub_api_port}/hub/api\n")
+    path.chmod(0o644)  # an address, no secret
+    return path

@@ -3,6 +3,7 @@ configuration (``jupyterhub_config.py`` beside this file)."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import ssl
 import subprocess
@@ -12,13 +13,16 @@ import urllib.request
 from pathlib import Path
 
 from .accounts import end_processes_of
-from .config_files import write_kernel_spec
-from .errors import SetupError
+from .config_files import write_hub_api_address, write_kernel_spec
+from .errors import UMASK, SetupError, made_folder
 from .runtime import private_runtime
 from .spec import ClassSpec
 
 #: JupyterHub's configuration of the class (JupyterHub runs it: ``jupyterhub -f``)
 CONFIG = Path(__file__).resolve().parent / "jupyterhub_config.py"
+#: what JupyterHub logs once it serves: the address and scheme its proxy serves (the site's settings
+#: included: HTTPS, the address it listens on)
+RUNNING_AT = re.compile(r"JupyterHub is now running at (\S+)")
 
 
 class Hub:
@@ -28,6 +32,7 @@ class Hub:
         self.spec = spec
         self.log_path = log_path or spec.root / "hub" / "jupyterhub.log"
         self.process: subprocess.Popen | None = None
+        self.public_url: str | None = None  # what the hub serves, as it says once started
 
     def command(self) -> list[str]:
         return [str(self.spec.bin / "jupyterhub"), "-f", str(CONFIG)]
@@ -39,12 +44,11 @@ class Hub:
         return env
 
     def start(self, timeout: float = 240.0, attempts: int = 4) -> "Hub":
-        hub_dir = self.spec.root / "hub"
-        hub_dir.mkdir(exist_ok=True)
-        hub_dir.chmod(0o700)
+        hub_dir = made_folder(self.spec.root / "hub", 0o700)
         for account in self.spec.graders():  # (a class set up before the runtime folders has none yet)
             private_runtime(self.spec, account)
         write_kernel_spec(self.spec)  # (nor, set up before it, the kernel without a debugger)
+        write_hub_api_address(self.spec)  # the culler's address, as class.json says now
         # the servers' output is in it (their nbgrader's too): root's alone
         self._log = os.fdopen(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a")
         self.log_path.chmod(0o600)
@@ -55,8 +59,9 @@ class Hub:
             offset = self.log_path.stat().st_size
             self.process = subprocess.Popen(self.command(), cwd=hub_dir, env=self.environment(), stdout=self._log,
                                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                            start_new_session=True, preexec_fn=_default_signals)
+                                            start_new_session=True, preexec_fn=_default_signals, umask=UMASK)
             if self._wait_until_up(deadline):
+                self.public_url = self._running_at(offset)
                 return self
             # JupyterHub gives a managed service 10 s to answer, then exits; the hub's configuration
             # waits longer (wait_for_services_at_start), and a service slower still is started again
@@ -82,6 +87,19 @@ class Hub:
         self.stop()
         raise SetupError(f"JupyterHub did not answer on {self.spec.url} in time:\n{self.log_tail()}")
 
+    def _running_at(self, offset: int, wait: float = 30.0) -> str:
+        """The address the hub says it serves (its log, from ``offset``), or, if it has not said so yet,
+        the one that answered on this machine."""
+        deadline = time.monotonic() + wait
+        while True:
+            with open(self.log_path, errors="replace") as log:
+                log.seek(offset)
+                said = RUNNING_AT.findall(log.read())
+            if said or time.monotonic() > deadline or self.process.poll() is not None:
+                break
+            time.sleep(0.5)
+        return said[-1] if said else f"{self._scheme}://127.0.0.1:{self.spec.hub_port}/"
+
     def _answers(self) -> bool:
         """The hub's health through the proxy, in HTTP or, where the site serves HTTPS (docs/deploy.md),
         in HTTPS: only whether it answers on this machine, so its certificate is not checked here."""
@@ -89,6 +107,7 @@ class Hub:
             try:
                 with urllib.request.urlopen(f"{scheme}://127.0.0.1:{self.spec.hub_port}/hub/health", timeout=5,
                                             context=context) as response:
+                    self._scheme = scheme
                     return response.status == 200
             except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
                 continue

@@ -9,16 +9,18 @@ import subprocess
 from pathlib import Path
 
 from .accounts import as_account, create_accounts
-from .config_files import COURSE_HUB_SETTINGS, write_commands, write_jupyter_config
+from .config_files import COURSE_HUB_SETTINGS, write_commands, write_hub_api_address, write_jupyter_config
 from .courses import give_exercises, harden_exchange, prepare_exchange
 from .dates import apply_dates
-from .errors import SetupError, run
+from .errors import SetupError, made_folder, run
 from .runtime import private_runtime
 from .spec import CLASS_FILE, ClassSpec
 
 
-def setup(spec: ClassSpec, log=print) -> ClassSpec:
-    """Accounts, the exchange, each course (``kitgrade init`` and ``release`` as its grader account)."""
+def setup(spec: ClassSpec, log=print, demo: bool | None = None) -> ClassSpec:
+    """Accounts, the exchange, each course (``kitgrade init`` and ``release`` as its grader account).
+    The class file is written only where there is none (the administrator's is never changed); what
+    set-up derives goes to ``derived.json`` (``demo``: whether ``make hub`` made the class)."""
     if os.geteuid() != 0:
         raise SetupError("setting up a class creates system accounts: run it as root (sudo)")
     if not spec.proxy.exists():
@@ -28,20 +30,21 @@ def setup(spec: ClassSpec, log=print) -> ClassSpec:
     _check_course_closed(Path(spec.exercises))
     if spec.root.is_dir() and any(spec.root.iterdir()) and not (spec.root / CLASS_FILE).exists():
         raise SetupError(f"{spec.root} is not empty and holds no class; give --state a new folder")
-    spec.root.mkdir(parents=True, exist_ok=True)
-    spec.root.chmod(0o755)  # the servers run as the students: they need to reach their homes and the exchange
+    made_folder(spec.root, 0o755)  # the servers run as the students: they need to reach their homes and the exchange
     _check_reachable(spec)
-    spec.save()
+    if not (spec.root / CLASS_FILE).exists():
+        spec.save()
+    spec.save_derived(demo)
     create_accounts(spec)
-    spec.exchange.mkdir(exist_ok=True)
     # nbgrader's exchange root: writable by all (its release insists on rwx for all), and sticky, or a
     # student could rename a course's folder away and put one of their own in its place (its inbound/
     # theirs: every classmate's submission theirs to read)
-    spec.exchange.chmod(0o1777)
+    made_folder(spec.exchange, 0o1777)
     for account in spec.graders():
         private_runtime(spec, account)
     write_jupyter_config(spec)
     write_commands(spec)
+    write_hub_api_address(spec)
     releases = []
     for course in spec.courses:
         directory = course.directory(spec)

@@ -25,6 +25,11 @@ from pathlib import Path
 from .errors import SetupError
 
 CLASS_FILE = "class.json"
+#: what set-up worked out that the class file leaves unsaid (the environment, the kit's lessons and
+#: exercises), and whether the class is the demo: its own file, since class.json is the administrator's
+#: and set-up never writes it once it exists
+DERIVED_FILE = "derived.json"
+DERIVED = ("python", "lessons", "exercises")
 DEFAULT_STATE = Path("/srv/autograd-kit-hub")
 DEFAULT_ASSIGNMENTS = ["ps1_autograd_basics", "ps2_build_your_own", "ps3_extending_autograd"]
 #: where a login shell reads the system's additions to PATH (a hub terminal is a login shell, and
@@ -143,10 +148,29 @@ class ClassSpec:
 
     # ---- file ----------------------------------------------------------
     def save(self) -> Path:
+        """``class.json`` written whole (the demo's, or a class made in Python): set-up writes it only
+        where there is none."""
         path = self.root / CLASS_FILE
         path.write_text(json.dumps(asdict(self), indent=2))
         path.chmod(0o600)  # passwords
         return path
+
+    def save_derived(self, demo: bool | None = None) -> Path:
+        """What set-up used that the class file may leave out (``DERIVED``), in ``derived.json``, root's;
+        ``demo``: whether ``make hub`` made this class (kept from an earlier set-up when None)."""
+        path = self.root / DERIVED_FILE
+        before = json.loads(path.read_text()) if path.exists() else {}
+        derived = {name: getattr(self, name) for name in DERIVED}
+        derived["demo"] = before.get("demo", False) if demo is None else demo
+        partial = path.with_suffix(".partial")
+        partial.write_text(json.dumps(derived, indent=2) + "\n")
+        partial.chmod(0o600)
+        partial.replace(path)
+        return path
+
+    def is_demo(self) -> bool:
+        path = self.root / DERIVED_FILE
+        return path.exists() and json.loads(path.read_text()).get("demo") is True
 
     @classmethod
     def load(cls, state: Path | str) -> "ClassSpec":
@@ -168,6 +192,13 @@ class ClassSpec:
                 raise SetupError(f"{path}: {where} is not an object")
             _check_fields(path, where, course, CourseSpec, required={"course_id", "grader", "port"})
         data["courses"] = [CourseSpec(**c) for c in data["courses"]]
+        derived = Path(state) / DERIVED_FILE
+        if derived.exists():  # what the class file leaves unsaid, as set-up found it
+            try:
+                found = json.loads(derived.read_text())
+            except json.JSONDecodeError:
+                raise SetupError(f"{derived} is damaged: run set-up again (it writes it anew)") from None
+            data.update({name: found[name] for name in DERIVED if name not in data and isinstance(found.get(name), str)})
         return cls(**data)
 
 
