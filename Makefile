@@ -106,13 +106,14 @@ browser: fonts
 # three students and ps1/ps2 released; prints the logins. Needs root (it creates system accounts);
 # `make hub-clean` removes them (each gradebook kept aside). The servers run as those accounts and
 # must read nothing of this checkout, which holds the course: their environment is a copy of the
-# kit (not editable) built from a Python every account can run (the system's, not one under
-# /root), outside the checkout, one per checkout; `.venv-hub` points to it.
+# kit (not editable; the hub's recipe, deploy/hub/kithub/, among it, run as `python -m kithub`) built
+# from a Python every account can run (the system's, not one under /root), outside the checkout, one
+# per checkout, with the proxy (configurable-http-proxy) in its bin/; `.venv-hub` points to it.
 HUB_PYTHON ?= $(firstword $(wildcard /usr/bin/python3) $(PYTHON))
 HUB_ENV    ?= /opt/autograd-kit-hub/env-$(shell printf '%s' '$(CURDIR)' | cksum | cut -d' ' -f1)
 HUB_STATE  ?= /srv/autograd-kit-hub
-CHP        := deploy/hub/node_modules/.bin/configurable-http-proxy
-KIT_CODE   := pyproject.toml $(shell find autograd_core grader graph_explorer -name '*.py' 2>/dev/null)
+PROXY_DIR  := $(HUB_ENV)/share/kithub-proxy
+KIT_CODE   := pyproject.toml $(shell find autograd_core grader graph_explorer deploy/hub/kithub -name '*.py' 2>/dev/null)
 HUB_GOAL   := $(or $(filter hub%,$(MAKECMDGOALS)),hub)
 
 hub-root:
@@ -138,8 +139,12 @@ $(HUB_ENV)/.kit: $(HUB_ENV)/.installed $(KIT_CODE)
 	ln -sfn $(HUB_ENV) .venv-hub
 	touch $@
 
-$(CHP): deploy/hub/package.json deploy/hub/package-lock.json
-	npm ci --prefix deploy/hub --no-audit --no-fund --loglevel=error
+# the proxy from npm (deploy/hub/package.json, its lock), installed into the hub's environment
+$(PROXY_DIR)/.installed: deploy/hub/package.json deploy/hub/package-lock.json | $(HUB_ENV)/.installed
+	mkdir -p $(PROXY_DIR)
+	cp deploy/hub/package.json deploy/hub/package-lock.json $(PROXY_DIR)/
+	npm ci --prefix $(PROXY_DIR) --no-audit --no-fund --loglevel=error
+	ln -sfn $(PROXY_DIR)/node_modules/.bin/configurable-http-proxy $(HUB_ENV)/bin/configurable-http-proxy
 	touch $@
 
 # systemd-analyze checks the production guide's systemd units (tests/test_deploy_guide.py): Debian's
@@ -151,13 +156,13 @@ hub-tools:
 	  { $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd >/dev/null; }; }
 
-hub-env: hub-root $(HUB_ENV)/.kit $(CHP) fonts hub-tools
+hub-env: hub-root $(HUB_ENV)/.kit $(PROXY_DIR)/.installed fonts hub-tools
 
 hub: hub-root hub-env
-	$(HUB_ENV)/bin/python deploy/hub/kithub.py demo --state $(HUB_STATE)
+	$(HUB_ENV)/bin/python -m kithub demo --state $(HUB_STATE)
 
 hub-clean: hub-root
-	$(HUB_ENV)/bin/python deploy/hub/kithub.py teardown --state $(HUB_STATE)
+	$(HUB_ENV)/bin/python -m kithub teardown --state $(HUB_STATE)
 
 clean:
 	rm -rf $(VENV) .venv-hub build *.egg-info deploy/hub/node_modules

@@ -1,6 +1,7 @@
 """What the hub test needs besides the test itself: the class's set-up code, a person in the browser.
 
-* ``kithub``: deploy/hub/kithub.py, the code ``make hub`` runs (accounts, courses, the hub).
+* the class's set-up is ``kithub`` (deploy/hub/kithub/), the code ``make hub`` runs; each test imports
+  what it uses of it (``kithub.spec``, ``kithub.accounts``, ...).
 * ``Person``: someone of the class in their own browser context: logs in on the hub's login
   page, opens notebooks in their JupyterLab, uses nbgrader's Assignments panel.
 * ``run_as``: a command as one of the class's system accounts (what they could do in a terminal).
@@ -35,7 +36,6 @@ import re
 import secrets
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from contextlib import contextmanager
@@ -43,14 +43,17 @@ from pathlib import Path
 
 from browser_support import Notebook, free_port, unavailable
 from conftest import ROOT
+from kithub import set_up
+from kithub.accounts import account_exists, as_account, processes_of, remove_accounts
+from kithub.backup import teardown
+from kithub.hub_process import Hub
+from kithub.spec import CLASS_FILE, TIME_FORMAT, ClassSpec, CourseSpec, new_password
 
-HUB_DIR = ROOT / "deploy" / "hub"
 HUB_ENV = (ROOT / ".venv-hub").resolve()  # outside the checkout (make hub-env); the link points to it
 PS1, PS1_NOTEBOOK = "ps1_autograd_basics", "autograd_basics.ipynb"
 
 
-sys.path.insert(0, str(HUB_DIR))
-import kithub  # noqa: E402  (deploy/hub is no package: it is what an administrator copies)
+PROXY = HUB_ENV / "bin" / "configurable-http-proxy"  # make hub-env puts it there
 
 
 def require_hub(what: str) -> None:
@@ -58,13 +61,13 @@ def require_hub(what: str) -> None:
     in_ci = f"CI must run {what} (.ci/run runs as root; `make test` builds .venv-hub)"
     if os.geteuid() != 0:
         unavailable(f"{what} creates system accounts: it runs as root", in_ci)
-    if not (HUB_ENV / "bin" / "jupyterhub").exists() or not kithub.CHP.exists():
+    if not (HUB_ENV / "bin" / "jupyterhub").exists() or not PROXY.exists():
         unavailable("the hub's environment is missing: run `make hub-env` (.venv-hub and configurable-http-proxy)",
                     in_ci)
 
 
 def one_course_class(prefix: str, students: list[str], state: Path | None = None,
-                     **course) -> "kithub.ClassSpec":
+                     **course) -> ClassSpec:
     """Course ``ad101`` with ps1 released (due tomorrow), an instructor ``teach`` and ``students``;
     every account name carries a random tag (``alice-1f2e``) so that runs on one machine never meet,
     and so do the ports (each free when chosen) and the state folder (a new one, ``prefix``...).
@@ -74,11 +77,11 @@ def one_course_class(prefix: str, students: list[str], state: Path | None = None
     if state is None:
         state = Path(tempfile.mkdtemp(prefix=prefix))
         state.chmod(0o755)
-    due = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)).strftime(kithub.TIME_FORMAT)
+    due = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)).strftime(TIME_FORMAT)
     fields = {"grader": f"grader-{tag}-ad101", "port": free_port(), "instructors": [names["teach"]],
               "students": [names[who] for who in students], "assignments": [PS1], "due": {PS1: due}, **course}
-    spec = kithub.ClassSpec(state=str(state), courses=[kithub.CourseSpec("ad101", **fields)],
-                            passwords={account: kithub.new_password() for account in names.values()},
+    spec = ClassSpec(state=str(state), courses=[CourseSpec("ad101", **fields)],
+                            passwords={account: new_password() for account in names.values()},
                             hub_port=free_port(), hub_api_port=free_port(), proxy_api_port=free_port(),
                             python=str(HUB_ENV / "bin" / "python"))
     spec.names, spec.tag = names, tag
@@ -86,15 +89,16 @@ def one_course_class(prefix: str, students: list[str], state: Path | None = None
 
 
 @contextmanager
-def served_class(spec, log_path: Path | None = None, before_start=None):
+def served_class(spec, log_path: Path | None = None, before_start=None, set_up_by=None):
     """The class of ``spec`` set up as ``make hub`` sets it up and served (``spec.server``); afterwards
     the hub stopped, the class torn down, its accounts and folders removed (asserted).
-    ``before_start(spec)``: what to do between the set-up and the start (a site's settings)."""
-    server = kithub.Hub(spec, log_path=log_path)
+    ``before_start(spec)``: what to do between the set-up and the start (a site's settings);
+    ``set_up_by(spec)``: the set-up itself, if not ``kithub.set_up.setup`` called here (a guide's commands)."""
+    server = Hub(spec, log_path=log_path)
     state = spec.root
     with checkout_closed():
-        yield from _served(spec, server, state, before_start)
-    assert not any(kithub.account_exists(a) for a in spec.accounts()), "accounts left behind"
+        yield from _served(spec, server, state, before_start, set_up_by or (lambda spec: set_up.setup(spec, log=lambda line: None)))
+    assert not any(account_exists(a) for a in spec.accounts()), "accounts left behind"
 
 
 @contextmanager
@@ -109,10 +113,10 @@ def checkout_closed():
         ROOT.chmod(mode)
 
 
-def _served(spec, server, state, before_start):
+def _served(spec, server, state, before_start, set_up_by):
     try:
         started = time.monotonic()
-        kithub.setup(spec, log=lambda line: None)
+        set_up_by(spec)
         if before_start is not None:
             before_start(spec)
         spec.set_up_seconds = time.monotonic() - started
@@ -121,10 +125,10 @@ def _served(spec, server, state, before_start):
         yield spec
     finally:
         server.stop()
-        if (state / kithub.CLASS_FILE).exists():
-            kithub.teardown(state)
+        if (state / CLASS_FILE).exists():
+            teardown(state)
         if state.exists():
-            kithub.remove_accounts(state)
+            remove_accounts(state)
             shutil.rmtree(state, ignore_errors=True)
         for backup in state.parent.glob(f"{state.name}.backup-*"):  # the gradebooks teardown keeps aside
             shutil.rmtree(backup)
@@ -373,7 +377,7 @@ print("KIT-WALK" + json.dumps({"user": me, "files": files, "found": found, "othe
 def run_as(spec, account: str, *command: str, role: str | None = None, env: dict | None = None,
            cwd: str | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     """``command`` as the class's system account ``account`` (its home, the class's Python first on PATH)."""
-    options = kithub.as_account(account, spec)
+    options = as_account(account, spec)
     options["env"].update(env or {})
     if cwd:
         options["cwd"] = cwd
@@ -388,7 +392,7 @@ def memory_of(uid: int) -> dict:
     """RSS and PSS (shared pages divided among their users) in MiB, over every process of ``uid``."""
     rss = pss = 0
     processes = []
-    for pid in kithub.processes_of(uid):
+    for pid in processes_of(uid):
         try:
             fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:])
             command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
@@ -402,7 +406,7 @@ def memory_of(uid: int) -> dict:
 
 def server_environment(uid: int) -> dict:
     """The environment of the Jupyter server running as ``uid`` (its hub token, user name, API URL)."""
-    for pid in kithub.processes_of(uid):
+    for pid in processes_of(uid):
         try:
             command = Path(f"/proc/{pid}/cmdline").read_bytes()
             if b"jupyterhub-singleuser" not in command:
@@ -452,7 +456,7 @@ def _address(hex_address: str, v6: bool) -> str:
 
 def start_as(spec, account: str, *command: str) -> subprocess.Popen:
     """``command`` started as the class's system account ``account``, in the background (lines on stdout)."""
-    options = kithub.as_account(account, spec)
+    options = as_account(account, spec)
     return subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **options)
 
 

@@ -11,12 +11,19 @@ stands in the document, with only the guide's paths replaced by this run's tempo
 * the limits are settings ``SystemdSpawner`` has (systemd cannot start units here: no systemd as init);
 * the ``/proc`` line of ``/etc/fstab`` (``hidepid=invisible``, ``gid=``), mounted in a mount namespace
   of the test's own: another account's processes are hidden, the group sees them, bubblewrap runs;
-* a class is set up with real accounts and served by JupyterHub with the guide's site settings
+* the packages the guide lists give every command its blocks run, and no block needs ``sudo``;
+* a class is set up by the guide's own commands under ``umask 077`` (the state folder, then ``python -m
+  kithub setup`` over the administrator's ``class.json``, which stays as it was written, byte for byte),
+  with real accounts, and served by JupyterHub with the guide's site settings
   (HTTPS with a self-signed certificate this test makes, admins, the idle culler's service), and
   the login page is fetched over TLS checking that certificate; the culler's own unit command
   stops an idle server;
-* the backup is made, the course and the exchange deleted, the backup restored, and the restored
-  submission graded with ``kitgrade autograde``.
+* set-up run again over a class whose folders a stopped set-up left closed opens them again;
+* what the hub prints names the address and scheme it serves and offers no removal of a real class;
+* the backup is made, the course, the exchange, the hub's folder, the site's settings and what set-up
+  derived deleted, the backup restored: every file back with its owner and mode, the LTI tool's
+  public key the same, the restored submission graded with ``kitgrade autograde``, and the class
+  served again over HTTPS.
 
 Bad input at every door, against the same hub: a wrong password, a student opening another's
 server, a submission with a 500 MB file, a notebook that is not JSON, a class file with a typo:
@@ -28,13 +35,16 @@ from __future__ import annotations
 
 import datetime
 import grp
+import hashlib
 import ipaddress
 import json
+import os
 import pwd
 import re
 import secrets
 import shlex
 import shutil
+import socket
 import ssl
 import subprocess
 import tempfile
@@ -48,7 +58,10 @@ import pytest
 from browser_support import unavailable
 from conftest import ROOT
 from hub_client import Student
-from hub_support import (HUB_ENV, PS1, PS1_NOTEBOOK, kithub, one_course_class, python_as, require_hub, run_as,
+from kithub import banner
+from kithub.accounts import ACCOUNTS_FILE
+from kithub.spec import CLASS_FILE, DERIVED_FILE, ClassSpec, CourseSpec
+from hub_support import (HUB_ENV, PS1, PS1_NOTEBOOK, one_course_class, python_as, require_hub, run_as,
                          served_class, solution_cells)
 
 GUIDE = ROOT / "docs" / "deploy.md"
@@ -59,8 +72,13 @@ IN_CI_NEEDS = "CI must run the guide's test (.ci/run runs as root; `make test` b
 #: every block of the guide this test runs, by its ``guide=`` name
 UNITS = ["jupyterhub.service", "jupyterhub-idle-culler.service", "autograd-kit-backup.service", "autograd-kit-backup.timer"]
 SITE_SETTINGS = ["10-https.py", "20-admins.py", "30-idle-culler.py"]  # into the served hub's jupyterhub_config.d
-SHELL = ["config-dir", "idle-culler-token", "backup", "restore"]
-RUN = {*UNITS, *SITE_SETTINGS, *SHELL, "40-limits.py", "z2jh-values.yaml", "class.json", "fstab-proc"}
+SHELL = ["state-folder", "setup", "config-dir", "idle-culler-token", "backup", "restore"]
+RUN = {*UNITS, *SITE_SETTINGS, *SHELL, "40-limits.py", "z2jh-values.yaml", "class.json", "fstab-proc", "packages"}
+#: what the guide's blocks run that Debian's base system does not have -> the package that gives it
+#: (the kit's own commands come from its environment: ``python -m kithub``, ``jupyterhub-idle-culler``)
+COMMAND_PACKAGES = {"git": "git", "make": "make", "npm": "npm", "node": "nodejs", "certbot": "certbot",
+                    "openssl": "openssl", "quotacheck": "quota", "quotaon": "quota", "setquota": "quota",
+                    "repquota": "quota"}
 
 BLOCK = re.compile(r"^```(\w+) guide=(\S+)\n(.*?)^```$", re.M | re.S)
 
@@ -123,9 +141,40 @@ def test_the_systemd_units_pass_systemd_analyze_verify(tmp_path):
     assert "Unknown key 'RestartSek'" in _verify(tmp_path, ["misspelt.service"]).stderr
 
 
+def _commands(text: str) -> set[str]:
+    """The first word of each command of a shell text (after ``&&``, ``|``, ``;``, ``$(``)."""
+    found = set()
+    for line in text.splitlines():
+        for part in re.split(r"&&|\|\||[|;]|\$\(|\bdo\b|\bthen\b", line.split("#")[0]):
+            words = part.split()
+            if words and re.fullmatch(r"[a-z][\w.-]*", words[0]):
+                found.add(words[0])
+    return found
+
+
+def test_the_guides_packages_give_every_command_its_blocks_run_and_nothing_needs_sudo():
+    """Step 0 lists the packages a fresh Debian server lacks: each command the guide runs in its shell
+    blocks (and names in code in its production part) that is not Debian's base system's comes from one
+    of them; and no command of the guide uses sudo (Debian's minimal install has none: runuser)."""
+    text = GUIDE.read_text()
+    listed = set(re.search(r"apt-get install -y (.+)", guide_blocks()["packages"]).group(1).split())
+    production = text[text.index("## In production"):text.index("## Under load")]
+    shell = "\n".join(re.findall(r"^```sh[^\n]*\n(.*?)^```$", production, re.M | re.S))
+    inline = "\n".join(re.findall(r"`([^`\n]+)`", production))
+    used = _commands(shell) | {c for c in _commands(inline) if c in COMMAND_PACKAGES}
+    assert {"git", "make", "certbot", "openssl", "quotacheck", "setquota"} <= used, used  # the guide's own
+    missing = {command: COMMAND_PACKAGES[command] for command in used & set(COMMAND_PACKAGES)
+               if COMMAND_PACKAGES[command] not in listed}
+    assert not missing, f"the guide runs these without listing their package in step 0: {missing}"
+    makefile = (ROOT / "Makefile").read_text()  # and what `make hub-env` runs: a venv, npm for the proxy
+    assert "-m venv" in makefile and "npm ci" in makefile and {"python3-venv", "nodejs", "npm"} <= listed, listed
+    sudo = [line for line in text.splitlines() if re.search(r"(^|[`\s(])sudo\s", line) and "make" not in line]
+    assert not sudo, sudo  # (`sudo make hub` is the demo's, on a workstation; the guide's are root's)
+
+
 def test_the_guides_class_file_is_read_as_it_stands(tmp_path):
-    (tmp_path / kithub.CLASS_FILE).write_text(guide_blocks()["class.json"])
-    spec = kithub.ClassSpec.load(tmp_path)
+    (tmp_path / CLASS_FILE).write_text(guide_blocks()["class.json"])
+    spec = ClassSpec.load(tmp_path)
     [course] = spec.courses
     assert (spec.hub_port, course.course_id, course.late_penalty, course.extensions) == \
         (443, "ad101", "zero", {"ps1_autograd_basics": {"s1002": 48}})
@@ -170,21 +219,42 @@ def test_the_guides_proc_line_hides_other_accounts_processes_and_the_sandbox_sti
 
 def test_the_banner_says_which_of_the_guides_walls_the_machine_has(tmp_path):
     """The hub cannot mount /proc or turn quotas on (they are the whole machine's): what ``make hub`` and
-    ``kithub.py start`` print says which of the guide's step 8 the machine has, read from its mounts."""
+    ``python -m kithub start`` print says which of the guide's step 8 the machine has, read from its mounts."""
     [line] = [line for line in guide_blocks()["fstab-proc"].splitlines() if line.strip() and not line.startswith("#")]
-    spec = kithub.ClassSpec(state=str(tmp_path / "srv" / "class"), courses=[], passwords={})
+    spec = ClassSpec(state=str(tmp_path / "srv" / "class"), courses=[], passwords={})
     bare = tmp_path / "bare"
     bare.write_text("proc /proc proc rw,relatime 0 0\n/dev/vda / ext4 rw,relatime 0 0\n")
     hardened = tmp_path / "hardened"
     hardened.write_text(f"{line.split()[0]} /proc proc {line.split()[3]} 0 0\n/dev/vda / ext4 rw 0 0\n"
                         f"/dev/vdb {tmp_path / 'srv'} ext4 rw,relatime,usrquota 0 0\n")
-    assert kithub.machine_walls(spec, str(bare))[:2] == [
+    assert banner.machine_walls(spec, str(bare))[:2] == [
         "  processes: every account sees every other's and their command lines (/proc without hidepid)",
         f"  disk: no quota per account on the file system of {spec.root}: a student can fill it"]
-    assert kithub.machine_walls(spec, str(hardened))[:2] == [
+    assert banner.machine_walls(spec, str(hardened))[:2] == [
         "  processes: each account sees its own (/proc mounted with hidepid)",
         "  disk: a quota per account on the file system of the class"]
-    assert "the machine's own walls" in kithub.logins(spec)
+    assert "the machine's own walls" in banner.text(spec)
+
+
+def test_the_banner_names_what_the_hub_serves_and_offers_the_demo_alone_its_removal(tmp_path):
+    """The first line is what the started hub said it serves (its scheme, the machine's name where it
+    listens on every address); ``make hub-clean`` is offered for the demo only, with the HUB_STATE and
+    HUB_ENV it was made with."""
+    spec = ClassSpec(state=str(tmp_path / "srv" / "class"), passwords={}, hub_port=443,
+                     courses=[CourseSpec("ad101", grader="grader-ad101", port=9101, instructors=["lee"], students=["s1"])],
+                     python=str(tmp_path / "env" / "bin" / "python"))
+    spec.root.mkdir(parents=True)
+    shown = banner.text(spec, "https://0.0.0.0:443/")
+    name = banner.machine_name()
+    assert name not in ("", "0.0.0.0", "localhost") and name in (socket.getfqdn(), socket.gethostname())
+    assert shown.splitlines()[0].startswith(f"JupyterHub: https://{name}:443/hub/login   (every address"), shown
+    assert f"https://{name}:443/services/ad101/lab" in shown
+    assert "127.0.0.1" not in shown and "0.0.0.0" not in shown and "hub-clean" not in shown, shown
+    assert "not started" in banner.text(spec).splitlines()[0]  # set-up alone: no address claimed
+    spec.save_derived(demo=True)  # what `make hub` makes
+    demo = banner.text(spec, "http://127.0.0.1:8000/")
+    assert demo.splitlines()[0].startswith("JupyterHub: http://127.0.0.1:8000/hub/login   (this machine only"), demo
+    assert f"make hub-clean HUB_STATE={spec.root} HUB_ENV={tmp_path / 'env'}" in demo, demo
 
 
 def _schema_validator():
@@ -277,9 +347,11 @@ def _certificate(folder: Path) -> Path:
     return folder / "fullchain.pem"
 
 
-def _sh(block: str, places: dict[str, str]) -> subprocess.CompletedProcess:
-    result = subprocess.run(["bash", "-euo", "pipefail", "-c", here(block, places)], capture_output=True, text=True,
-                            timeout=300)
+def _sh(block: str, places: dict[str, str], umask: str = "") -> subprocess.CompletedProcess:
+    """A block of the guide in bash, as root (with ``umask``: root's umask of a hardened machine first)."""
+    script = (f"umask {umask}\n" if umask else "") + here(block, places)
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True,
+                            timeout=900)
     assert result.returncode == 0, f"{block}\n{result.stdout}\n{result.stderr}"
     return result
 
@@ -293,14 +365,30 @@ def served():
     tmp.chmod(0o755)
     spec = one_course_class("kit-guide-", ["alice", "bob"], state=tmp / "state")
     admin = f"admin-{spec.tag}"
-    places = _places(tmp, **{"127.0.0.1:8081": f"127.0.0.1:{spec.hub_api_port}", '"itadmin"': f'"{admin}"'})
+    places = _places(tmp, **{'"itadmin"': f'"{admin}"'})
     spec.places, spec.tmp, spec.working = places, tmp, {}
     spec.certificate = str(_certificate(tmp / "tls"))
+
+    def set_up_as_the_guide(spec):
+        """Steps 0 and 2 under root's umask 077: the state folder, the administrator's class.json (the
+        fields a person writes: no environment, no paths of the kit), the guide's set-up command."""
+        blocks = guide_blocks()
+        _sh(blocks["state-folder"], places, umask="077")
+        course = {name: value for name, value in vars(spec.courses[0]).items()
+                  if name in ("course_id", "grader", "port", "instructors", "students", "assignments", "due")}
+        written = json.dumps({"state": str(spec.root), "hub_port": spec.hub_port, "hub_api_port": spec.hub_api_port,
+                              "proxy_api_port": spec.proxy_api_port, "passwords": spec.passwords,
+                              "courses": [course]}, indent=2) + "\n"
+        descriptor = os.open(spec.root / CLASS_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(written)
+        spec.admins_class_file = written.encode()
+        _sh(blocks["setup"], places, umask="077")
 
     def site_settings(spec):
         # the guide's admin has an account of the machine, as every person of the class (removed with them)
         subprocess.run(["useradd", "--no-create-home", "--user-group", admin], check=True)
-        with open(spec.root / kithub.ACCOUNTS_FILE, "a") as accounts:
+        with open(spec.root / ACCOUNTS_FILE, "a") as accounts:
             accounts.write(f"{admin}\n")
         blocks = guide_blocks()
         _sh(blocks["config-dir"], places)
@@ -312,7 +400,7 @@ def served():
 
     log = tmp / "jupyterhub.log"
     try:
-        with served_class(spec, log_path=log, before_start=site_settings) as served:
+        with served_class(spec, log_path=log, before_start=site_settings, set_up_by=set_up_as_the_guide) as served:
             served.https = f"https://127.0.0.1:{served.hub_port}"
             yield served
     finally:
@@ -356,6 +444,51 @@ def test_a_student_logs_in_over_https_and_works_in_her_server(served):
     alice = working(served, "alice")
     [reply] = alice.run_cells("lessons/en/01_recording_history.ipynb", ["import autograd_core as torch; print(1 + 1)"])
     assert reply["status"] == "ok"
+
+
+def test_set_up_leaves_the_administrators_class_file_as_written(served):
+    path = served.root / CLASS_FILE
+    assert path.read_bytes() == served.admins_class_file  # what set-up derived went elsewhere:
+    derived = json.loads((served.root / DERIVED_FILE).read_text())
+    assert derived["python"] == str(HUB_ENV / "bin" / "python") and derived["demo"] is False, derived
+    assert ClassSpec.load(served.root).python == derived["python"]  # and the hub reads it back
+
+
+def _modes(spec) -> dict[str, str]:
+    folders = {"state": spec.root, "home": spec.root / "home", "exchange": spec.exchange, "lessons": spec.lessons_copy,
+               "lessons/en": spec.lessons_copy / "en", "jupyter/student": spec.jupyter_config("student"),
+               "kernel": spec.jupyter_data / "kernels" / "python3", "bin": spec.root / "bin"}
+    return {name: oct(path.stat().st_mode & 0o7777) for name, path in folders.items()}
+
+
+OPEN = {"state": "0o755", "home": "0o755", "exchange": "0o1777", "lessons": "0o755", "lessons/en": "0o755",
+        "jupyter/student": "0o755", "kernel": "0o755", "bin": "0o755"}
+
+
+def test_set_up_under_umask_077_gives_each_folder_its_mode_and_mends_a_half_made_class(served):
+    """The class above was set up under umask 077: every folder the accounts need is open to them. A
+    set-up stopped halfway by the old umask trouble (the folders made closed) is mended by running it
+    again, as the guide says; the student then still reaches her lessons."""
+    assert _modes(served) == OPEN
+    for name in ("home", "lessons", "lessons/en", "jupyter/student", "kernel", "bin"):
+        folder = {"home": served.root / "home", "lessons": served.lessons_copy, "lessons/en": served.lessons_copy / "en",
+                  "jupyter/student": served.jupyter_config("student"),
+                  "kernel": served.jupyter_data / "kernels" / "python3", "bin": served.root / "bin"}[name]
+        folder.chmod(0o700)
+    _sh(guide_blocks()["setup"], served.places, umask="077")
+    assert _modes(served) == OPEN
+    alice = served.names["alice"]
+    seen = run_as(served, alice, "/bin/ls", str(served.lessons_copy / "en"), str(served.jupyter_data / "kernels" / "python3"))
+    assert seen.returncode == 0 and "01_recording_history.ipynb" in seen.stdout, seen.stderr
+    assert (served.root / CLASS_FILE).read_bytes() == served.admins_class_file
+    assert working(served, "alice").contents("")["type"] == "directory"
+
+
+def test_what_the_hub_prints_names_its_https_address_and_no_removal(served):
+    assert served.server.public_url == f"https://127.0.0.1:{served.hub_port}/"
+    shown = banner.text(ClassSpec.load(served.root), served.server.public_url)
+    assert shown.splitlines()[0].startswith(f"JupyterHub: https://127.0.0.1:{served.hub_port}/hub/login"), shown
+    assert "hub-clean" not in shown and "http://" not in shown, shown
 
 
 # --- bad input at every door ----------------------------------------------------------------------
@@ -425,11 +558,11 @@ def test_a_notebook_that_is_not_json_is_named_when_opened_and_still_submitted(se
 
 
 def _class_file_mistake(served, text: str) -> subprocess.CompletedProcess:
-    path = served.root / kithub.CLASS_FILE
+    path = served.root / CLASS_FILE
     good = path.read_bytes()
     try:
         path.write_text(text)
-        result = subprocess.run([str(served.python), str(kithub.HERE / "kithub.py"), "dates", "--state", str(served.root)],
+        result = subprocess.run([str(served.python), "-m", "kithub", "dates", "--state", str(served.root)],
                                 capture_output=True, text=True, timeout=120)
         assert path.read_text() == text  # nothing rewritten
     finally:
@@ -439,7 +572,7 @@ def _class_file_mistake(served, text: str) -> subprocess.CompletedProcess:
 
 
 def test_a_class_file_with_a_typo_is_named_in_one_line_and_the_hub_serves_on(served):
-    original = json.loads((served.root / kithub.CLASS_FILE).read_text())
+    original = json.loads((served.root / CLASS_FILE).read_text())
     typo = json.loads(json.dumps(original))
     typo["courses"][0]["studnets"] = typo["courses"][0].pop("students")
     broken = json.dumps(original, indent=2).replace('"passwords"', '"passwords",', 1)
@@ -459,13 +592,16 @@ def test_the_idle_culler_of_the_guide_stops_an_idle_server(served):
     assert bob.server_running()
     unit = here(guide_blocks()["jupyterhub-idle-culler.service"], served.places)
     command = shlex.split(re.search(r"^ExecStart=(.*)$", unit, re.M).group(1))
-    environment = re.search(r"^EnvironmentFile=(.*)$", unit, re.M).group(1)
-    token = Path(environment).read_text().strip().split("=", 1)[1]
+    environment = {"PATH": "/usr/bin:/bin"}
+    for path in re.findall(r"^EnvironmentFile=(.*)$", unit, re.M):  # as systemd reads them: KEY=value lines
+        environment.update(line.split("=", 1) for line in Path(path).read_text().splitlines() if "=" in line)
+    # no port in the unit: the hub API's address is class.json's, from the file set-up wrote
+    assert "--url" not in unit and environment["JUPYTERHUB_API_URL"] == f"http://127.0.0.1:{served.hub_api_port}/hub/api"
     nobody = pwd.getpwnam("nobody")  # the unit's DynamicUser: no account of the class
     quick = {"--timeout": "--timeout=5", "--cull-every": "--cull-every=2"}  # an hour is long for a test
     command = [quick.get(argument.split("=")[0], argument) for argument in command]
     assert set(quick.values()) <= set(command), command
-    culler = subprocess.Popen(command, env={"JUPYTERHUB_API_TOKEN": token, "PATH": "/usr/bin:/bin"},
+    culler = subprocess.Popen(command, env=environment,
                               user=nobody.pw_uid, group=nobody.pw_gid, extra_groups=[], cwd="/",
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
@@ -493,18 +629,54 @@ def _scores(served) -> dict:
     return json.loads(result.stdout)
 
 
+def _lti_key(served) -> str:
+    made = subprocess.run([str(served.python), "-m", "kithub.lti", "key", "--state", str(served.root)],
+                          capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    return made.stdout
+
+
+def _files(folder: Path) -> dict[str, tuple]:
+    """Every file under ``folder``: its owner, group, mode and content's digest (SQLite databases by
+    their rows: a backup's copy of one is whole, not the same bytes)."""
+    found = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.endswith((".pid", ".log"))):
+        info = path.stat()
+        if path.suffix in (".sqlite", ".db"):
+            import sqlite3
+            with sqlite3.connect(path) as database:
+                digest = tuple(database.execute("select name from users order by name").fetchall()) \
+                    if path.suffix == ".sqlite" else None
+        else:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        found[str(path.relative_to(folder))] = (info.st_uid, info.st_gid, oct(info.st_mode & 0o7777), digest)
+    return found
+
+
 def test_the_backup_is_restored_and_graded_from(served):
     course = served.course("ad101")
     directory = course.directory(served)
     collected = run_as(served, course.grader, str(served.bin / "kitgrade"), "collect", PS1, cwd=str(directory))
     assert collected.returncode == 0, collected.stdout + collected.stderr
+    key = _lti_key(served)  # the tool's key, as the LMS was given it
     blocks = guide_blocks()
     served.server.stop()  # the guide restores with the hub stopped
+    kept = {name: _files(served.root / name) for name in ("hub", "jupyterhub_config.d")}
+    assert "lti_tool_key.pem" in kept["hub"] and "jupyterhub.sqlite" in kept["hub"] and "10-https.py" in kept["jupyterhub_config.d"]
+    assert served.names["alice"] in str(kept["hub"]["jupyterhub.sqlite"])
+    state_files = {name: (served.root / name).read_bytes() for name in (CLASS_FILE, DERIVED_FILE, "accounts.txt", "hub-api.env")}
     _sh(blocks["backup"], served.places)
     [archive] = (served.tmp / "backups").glob("*.tar.gz")
     shutil.rmtree(directory)
     shutil.rmtree(served.exchange / "ad101")
+    for name in ("hub", "jupyterhub_config.d"):
+        shutil.rmtree(served.root / name)
+    for name in state_files:
+        (served.root / name).unlink()
     _sh(blocks["restore"], served.places)
+    assert {name: _files(served.root / name) for name in kept} == kept
+    assert {name: (served.root / name).read_bytes() for name in state_files} == state_files
+    assert _lti_key(served) == key  # the LMS's registration of the tool holds
     assert (directory / "gradebook.db").stat().st_uid == pwd.getpwnam(course.grader).pw_uid
     assert (served.exchange / "ad101" / "inbound").stat().st_mode & 0o1000, "inbound/ lost its sticky bit"
     graded = run_as(served, course.grader, str(served.bin / "kitgrade"), "autograde", PS1, cwd=str(directory))
@@ -518,3 +690,7 @@ def test_the_backup_is_restored_and_graded_from(served):
     assert bob in report and "not valid notebook JSON" in report, report  # his broken notebook, named in one line
     assert scores["due"].startswith(course.due[PS1][:16].replace(" UTC", "")), scores  # the due date came back too
     assert archive.stat().st_mode & 0o077 == 0
+    served.server.start()  # the class served again as it was: over HTTPS (its site settings back), alice logs in
+    assert served.server.public_url == f"https://127.0.0.1:{served.hub_port}/"
+    served.working.clear()
+    assert working(served, "alice").server_running()

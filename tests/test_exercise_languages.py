@@ -107,7 +107,7 @@ def test_kitgrade_init_and_the_class_file_offer_every_set_in_both_languages():
     sets = {build.parse(source)[0][0].split("/")[0] for source in SOURCES}
     assert "ps3_extending_autograd" in sets
     assert staged == sets | {name + "_zh" for name in sets}
-    kithub = ast.parse((ROOT / "deploy" / "hub" / "kithub.py").read_text(encoding="utf-8"))
+    kithub = ast.parse((ROOT / "deploy" / "hub" / "kithub" / "spec.py").read_text(encoding="utf-8"))
     default = next(node.value for node in kithub.body if isinstance(node, ast.Assign)
                    and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["DEFAULT_ASSIGNMENTS"])
     assert sorted(ast.literal_eval(default)) == sorted(sets)

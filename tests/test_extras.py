@@ -90,6 +90,6 @@ def test_the_cluster_extra_alone_grades_on_a_local_dask_cluster(environments, gr
 def test_the_hub_extra_alone_runs_jupyterhub_and_the_kits_hub_script(environments):
     bin_dir = environments["hub"]
     assert command(bin_dir, "jupyterhub", "--version").strip().startswith("5.")
-    assert "usage: kithub.py" in command(bin_dir, "python", str(ROOT / "deploy" / "hub" / "kithub.py"), "--help")
+    assert "usage: python -m kithub" in command(bin_dir, "python", "-m", "kithub", "--help")
     command(bin_dir, "kitgrade", "--help")
     command(bin_dir, "python", "-c", "import jupyterlab, nbgrader.auth, pamela")

@@ -1,6 +1,6 @@
 """A class on a real JupyterHub, end to end, in a real browser.
 
-deploy/hub/kithub.py sets up a class the way ``make hub`` does, with real system accounts
+kithub (deploy/hub/kithub/) sets up a class the way ``make hub`` does, with real system accounts
 (created here, removed afterwards): course ``ad101`` (an instructor, alice, bob and carol; ps1
 released) and course ``ad102`` (another instructor and dave; ps2 released). JupyterHub 5
 runs behind configurable-http-proxy on 127.0.0.1, each person's server as their own account
@@ -17,7 +17,7 @@ nbgrader's exchange with ``path_includes_course`` and ``JupyterHubAuthPlugin``. 
   from bob's own terminal, what he can do to a classmate's submission (read, replace, rename,
   delete, plant in her name) fails, and what he plants in the exchange (links, a pipe, huge
   files, odd names) is set aside by collect, which collects everyone else;
-* ps1's due date passes (class.json, ``kithub.py dates``): carol submits late in her browser and
+* ps1's due date passes (class.json, ``python -m kithub dates``): carol submits late in her browser and
   is marked late with the course's penalty; bob's late entry claims a time from 2000 in its
   name, its timestamp.txt and its files' mtimes, and is taken at its arrival, within his extension;
 * ``kitgrade`` and ``reset-lesson`` work in the hub's terminals (students' and the grader
@@ -29,7 +29,7 @@ nbgrader's exchange with ``path_includes_course`` and ``JupyterHubAuthPlugin``. 
   readable. The kit's checkout is closed to the class for the test, as docs/deploy.md asks.
 
 Screenshots, the hub's log and the memory figures are written to ``artifacts/hub/``; the
-gradebooks that ``kithub.py teardown`` keeps aside are checked and removed. Needs root
+gradebooks that ``python -m kithub teardown`` keeps aside are checked and removed. Needs root
 (accounts), ``make hub-env`` (.venv-hub and configurable-http-proxy, which ``make test`` builds),
 Chromium and Playwright. Without them the tests skip, except in CI (``CI=true``), where they fail.
 """
@@ -54,7 +54,11 @@ import pytest
 
 from browser_support import IN_CI, artifacts_folder, free_port, launch_chromium, unavailable
 from conftest import ROOT
-from hub_support import (WALK, Person, kithub, listening_sockets, memory_of, python_as, run_as, server_environment,
+from kithub import banner, set_up
+from kithub.accounts import account_exists, processes_of, remove_accounts
+from kithub.hub_process import Hub
+from kithub.spec import CLASS_FILE, TIME_FORMAT, ClassSpec, CourseSpec, new_password
+from hub_support import (PROXY, WALK, Person, listening_sockets, memory_of, python_as, run_as, server_environment,
                          solution_cells)
 
 ARTIFACTS = ROOT / "artifacts" / "hub"
@@ -82,22 +86,22 @@ def browser():
     yield from launch_chromium('CI must run the hub test (.ci/run runs as root; `make test` builds .venv-hub)')
 
 
-def _test_class(state: Path) -> "kithub.ClassSpec":
+def _test_class(state: Path) -> ClassSpec:
     """Two courses; account names carry a random tag so that runs on one machine never meet (and so
     do the ports, each free when chosen, and the state folder, a new temporary one). ps1 is due
     tomorrow until the test moves its due date; bob has a day's extension; late work scores zero."""
     tag = secrets.token_hex(2)
     name = {who: f"{who}-{tag}" for who in ("teach", "teach2", "alice", "bob", "carol", "dave")}
-    tomorrow = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)).strftime(kithub.TIME_FORMAT)
+    tomorrow = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)).strftime(TIME_FORMAT)
     courses = [
-        kithub.CourseSpec("ad101", grader=f"grader-{tag}-ad101", port=free_port(), instructors=[name["teach"]],
+        CourseSpec("ad101", grader=f"grader-{tag}-ad101", port=free_port(), instructors=[name["teach"]],
                           students=[name["alice"], name["bob"], name["carol"]], assignments=[PS1],
                           due={PS1: tomorrow}, extensions={PS1: {name["bob"]: 24}}, late_penalty="zero"),
-        kithub.CourseSpec("ad102", grader=f"grader-{tag}-ad102", port=free_port(), instructors=[name["teach2"]],
+        CourseSpec("ad102", grader=f"grader-{tag}-ad102", port=free_port(), instructors=[name["teach2"]],
                           students=[name["dave"]], assignments=[PS2], due={PS2: tomorrow}),
     ]
-    return kithub.ClassSpec(state=str(state), courses=courses,
-                            passwords={person: kithub.new_password() for person in name.values()},
+    return ClassSpec(state=str(state), courses=courses,
+                            passwords={person: new_password() for person in name.values()},
                             hub_port=free_port(), hub_api_port=free_port(), proxy_api_port=free_port(),
                             python=str(HUB_ENV / "bin" / "python"))
 
@@ -105,10 +109,11 @@ def _test_class(state: Path) -> "kithub.ClassSpec":
 def _stale_kit() -> list[str]:
     """The kit's files that differ between this checkout and the copy in the hub's environment."""
     [site] = HUB_ENV.glob("lib/python*/site-packages")
-    return [str(path.relative_to(ROOT)) for package in ("grader", "autograd_core", "graph_explorer")
-            for path in sorted((ROOT / package).rglob("*.py"))
-            if not (site / path.relative_to(ROOT)).is_file()
-            or (site / path.relative_to(ROOT)).read_bytes() != path.read_bytes()]
+    folders = {"grader": ROOT / "grader", "autograd_core": ROOT / "autograd_core", "graph_explorer": ROOT / "graph_explorer",
+               "kithub": ROOT / "deploy" / "hub" / "kithub"}
+    return [str(path.relative_to(ROOT)) for package, folder in folders.items() for path in sorted(folder.rglob("*.py"))
+            if not (site / package / path.relative_to(folder)).is_file()
+            or (site / package / path.relative_to(folder)).read_bytes() != path.read_bytes()]
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +121,7 @@ def hub(artifacts):
     """The class, set up and served for the whole module; accounts and files removed afterwards."""
     if os.geteuid() != 0:
         _unavailable("the hub test creates system accounts: it runs as root")
-    if not (HUB_ENV / "bin" / "jupyterhub").exists() or not kithub.CHP.exists():
+    if not (HUB_ENV / "bin" / "jupyterhub").exists() or not PROXY.exists():
         _unavailable("the hub's environment is missing: run `make hub-env` (.venv-hub and configurable-http-proxy)")
     stale = _stale_kit()
     if stale:
@@ -126,17 +131,17 @@ def hub(artifacts):
     state.chmod(0o755)
     spec = _test_class(state)
     artifacts.chmod(0o700)  # the hub's log is written there
-    server = kithub.Hub(spec, log_path=artifacts / "jupyterhub.log")
+    server = Hub(spec, log_path=artifacts / "jupyterhub.log")
     checkout_mode = ROOT.stat().st_mode & 0o7777
     ROOT.chmod(checkout_mode & ~0o007)  # the checkout holds the course: closed to the class, as deploy.md asks
     backup = None
     try:
         started = time.monotonic()
-        kithub.setup(spec, log=lambda line: None)
-        set_up = time.monotonic() - started
+        set_up.setup(spec, log=lambda line: None)
+        set_up_time = time.monotonic() - started
         server.start()
-        (artifacts / "timings.txt").write_text(f"set-up (accounts, 2 courses, 2 releases): {set_up:.1f} s\n"
-                                               f"hub start: {time.monotonic() - started - set_up:.1f} s\n")
+        (artifacts / "timings.txt").write_text(f"set-up (accounts, 2 courses, 2 releases): {set_up_time:.1f} s\n"
+                                               f"hub start: {time.monotonic() - started - set_up_time:.1f} s\n")
         spec.server = server
         yield spec
     finally:
@@ -147,11 +152,11 @@ def hub(artifacts):
         while proxy is not None and Path(f"/proc/{proxy}").exists() and time.monotonic() < deadline:
             time.sleep(0.5)
         proxy_left = proxy is not None and Path(f"/proc/{proxy}").exists()
-        uids = [pwd.getpwnam(a).pw_uid for a in spec.accounts() if kithub.account_exists(a)]
-        left = {uid: kithub.processes_of(uid) for uid in uids if kithub.processes_of(uid)}
+        uids = [pwd.getpwnam(a).pw_uid for a in spec.accounts() if account_exists(a)]
+        left = {uid: processes_of(uid) for uid in uids if processes_of(uid)}
         try:
-            if (state / kithub.CLASS_FILE).exists():  # what `make hub-clean` runs
-                removed = subprocess.run([str(spec.python), str(kithub.HERE / "kithub.py"), "teardown", "--state",
+            if (state / CLASS_FILE).exists():  # what `make hub-clean` runs
+                removed = subprocess.run([str(spec.python), "-m", "kithub", "teardown", "--state",
                                           str(state)], capture_output=True, text=True, timeout=300)
                 backup = next(state.parent.glob(f"{state.name}.backup-*"), None)
             else:  # set-up stopped before the class existed
@@ -159,7 +164,7 @@ def hub(artifacts):
         finally:
             ROOT.chmod(checkout_mode)
             if state.exists():
-                kithub.remove_accounts(state)
+                remove_accounts(state)
                 shutil.rmtree(state, ignore_errors=True)
             gradebooks = sorted(str(p.relative_to(backup)) for p in backup.rglob("gradebook.db")) if backup else []
             if backup:
@@ -171,7 +176,7 @@ def hub(artifacts):
             assert f"gradebook(s) are kept in {backup}" in removed.stderr and "warning" in removed.stderr, removed.stderr
         assert not left, f"processes left running after the hub stopped: {left}"
         assert not proxy_left, f"configurable-http-proxy (pid {proxy}) left running after the hub stopped"
-        assert not any(kithub.account_exists(a) for a in spec.accounts()), "accounts left behind"
+        assert not any(account_exists(a) for a in spec.accounts()), "accounts left behind"
 
 
 @pytest.fixture(scope="module")
@@ -511,13 +516,13 @@ def test_a_classmate_cannot_read_replace_rename_or_delete_a_submission(hub, peop
 
 
 def test_the_due_date_passes_and_carol_submits_late(hub, people):
-    """The instructor moves ps1's due date to now in class.json and applies it (`kithub.py dates`); carol
+    """The instructor moves ps1's due date to now in class.json and applies it (`python -m kithub dates`); carol
     (no extension) submits her answers in the browser afterwards: late."""
     course = ad101(hub)
     hub.due = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0, tzinfo=None)
-    course.due[PS1] = hub.due.strftime(kithub.TIME_FORMAT)
+    course.due[PS1] = hub.due.strftime(TIME_FORMAT)
     hub.save()
-    applied = subprocess.run([str(hub.python), str(kithub.HERE / "kithub.py"), "dates", "--state", str(hub.root)],
+    applied = subprocess.run([str(hub.python), "-m", "kithub", "dates", "--state", str(hub.root)],
                              capture_output=True, text=True, timeout=120)
     assert applied.returncode == 0, applied.stderr
     time.sleep(1.5)
@@ -621,7 +626,7 @@ def test_instructor_autogrades_with_the_late_penalty_and_releases_feedback(hub):
     assert lateness[bob(hub)]["late"] == 0 and lateness[bob(hub)]["extension_hours"] == 24, lateness
     assert lateness[alice(hub)]["late"] == 0 and lateness[alice(hub)]["penalty"] == 0, lateness
     # the command `make hub` prints for the instructor: the hidden tests left out by default
-    assert f"kitgrade feedback {PS1} --release" in kithub.logins(hub)
+    assert f"kitgrade feedback {PS1} --release" in banner.text(hub)
     released = kitgrade(hub, course, "feedback", PS1, "--release")
     assert "(hidden tests left out)" in released.stdout, released.stdout
     everyone = ", ".join(sorted([alice(hub), bob(hub), carol(hub)]))
@@ -737,7 +742,7 @@ def _class_processes(hub) -> set[int]:
         pids |= children
         added = bool(children)
     for account in hub.accounts():
-        pids |= set(kithub.processes_of(pwd.getpwnam(account).pw_uid))
+        pids |= set(processes_of(pwd.getpwnam(account).pw_uid))
     return pids
 
 

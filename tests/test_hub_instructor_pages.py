@@ -1,6 +1,6 @@
 """What a student wrote, opened by the instructor in the course's grader service, in Chromium: inert.
 
-One course on a real hub (deploy/hub/kithub.py, real accounts): alice hands in ps1 with a script
+One course on a real hub (kithub, deploy/hub/kithub/; real accounts): alice hands in ps1 with a script
 (``<script>``), an event handler (``<img onerror>``) and a ``javascript:`` link in her written
 answer, in a markdown cell of her own and in the HTML her code displays; each would, if it ran, mark
 the page and write a file into the course through the grader service's API with the instructor's

@@ -2,7 +2,7 @@
 
 The LMS is ``lms_platform.Platform``, started here on 127.0.0.1: an LTI 1.3 platform and an OpenID
 provider that sign their tokens with their own RSA key and publish it (JWKS). The hub is the class's
-(deploy/hub/jupyterhub_config.py with real system accounts, as tests/test_hub.py sets it up), its
+(deploy/hub/kithub/jupyterhub_config.py with real system accounts, as tests/test_hub.py sets it up), its
 authenticator chosen by class.json's ``logins``: ltiauthenticator's LTI 1.3 authenticator first,
 then oauthenticator's GenericOAuthenticator (the hub is started again with the other login). In
 Chromium, a launch follows the LMS's auto-submitting forms as a student's browser does:
@@ -14,7 +14,7 @@ Chromium, a launch follows the LMS's auto-submitting forms as a student's browse
 * a token signed with another key, an expired one, one issued for another tool, and a replayed
   one (its nonce from an earlier login) are each refused, and so is a launch copied and posted
   again from another browser;
-* ``lti_grades.py send`` posts each student's score from the course's gradebook to the LMS's
+* ``python -m kithub.lti send`` posts each student's score from the course's gradebook to the LMS's
   column through LTI Assignment and Grade Services, with a token granted for the tool's key; the
   LMS records the scores; the LMS course's roster (Names and Role Provisioning Services, read page
   by page) gives the LMS id of a student who never launched, and a 0 "not submitted" goes to one
@@ -49,7 +49,13 @@ from cryptography.hazmat.primitives import serialization
 
 from browser_support import artifacts_folder, free_port, launch_chromium, unavailable
 from conftest import ROOT
-from hub_support import kithub, python_as, run_as, server_environment
+from kithub import banner
+from kithub.accounts import account_exists, create_accounts, remove_accounts
+from kithub.backup import teardown
+from kithub.config_files import write_commands, write_jupyter_config
+from kithub.hub_process import Hub
+from kithub.spec import CLASS_FILE, ClassSpec, CourseSpec
+from hub_support import PROXY, python_as, run_as, server_environment
 from lms_platform import Platform
 
 ARTIFACTS = ROOT / "artifacts" / "hub-logins"
@@ -79,15 +85,15 @@ def platform():
 
 
 def _set_up(spec) -> None:
-    """The class's accounts, configuration and course folders, as ``kithub.setup`` makes them, without
+    """The class's accounts, configuration and course folders, as ``kithub.set_up.setup`` makes them, without
     releasing assignments (a login needs none; that part is tests/test_hub.py's)."""
     spec.root.chmod(0o755)
     spec.save()
-    kithub.create_accounts(spec)
+    create_accounts(spec)
     spec.exchange.mkdir(exist_ok=True)
     spec.exchange.chmod(0o777)
-    kithub.write_jupyter_config(spec)
-    kithub.write_commands(spec)
+    write_jupyter_config(spec)
+    write_commands(spec)
     for course in spec.courses:
         directory = course.directory(spec)
         directory.mkdir(exist_ok=True)
@@ -106,7 +112,7 @@ class Hubs:
             self.stop()
             self.spec.logins["method"] = method
             self.spec.save()
-            self.hub = kithub.Hub(self.spec, log_path=self.artifacts / "jupyterhub.log").start()
+            self.hub = Hub(self.spec, log_path=self.artifacts / "jupyterhub.log").start()
             self.method = method
         return self.spec
 
@@ -120,15 +126,15 @@ class Hubs:
 def hubs(platform, artifacts):
     if os.geteuid() != 0:
         unavailable("the hub login test creates system accounts: it runs as root", IN_CI)
-    if not (HUB_ENV / "bin" / "jupyterhub").exists() or not kithub.CHP.exists():
+    if not (HUB_ENV / "bin" / "jupyterhub").exists() or not PROXY.exists():
         unavailable("the hub's environment is missing: run `make hub-env`", IN_CI)
     tag = secrets.token_hex(2)
     name = {who: f"{who}-{tag}" for who in ("teach", "alice", "bob", "carol", "dave", "erin")}
     state = Path(tempfile.mkdtemp(prefix="kit-hub-logins-"))
-    course = kithub.CourseSpec("ad101", grader=f"grader-{tag}-ad101", port=free_port(), instructors=[name["teach"]],
+    course = CourseSpec("ad101", grader=f"grader-{tag}-ad101", port=free_port(), instructors=[name["teach"]],
                                students=[name[who] for who in ("alice", "bob", "carol", "dave", "erin")],
                                assignments=[PS1])
-    spec = kithub.ClassSpec(state=str(state), courses=[course], passwords={}, hub_port=free_port(),
+    spec = ClassSpec(state=str(state), courses=[course], passwords={}, hub_port=free_port(),
                             hub_api_port=free_port(), proxy_api_port=free_port(), python=str(HUB_ENV / "bin" / "python"))
     for who, role in (("alice", "Learner"), ("bob", "Learner"), ("carol", "Learner"), ("teach", "Instructor"),
                       ("mallory", "Learner"), ("dave", "Learner"), ("erin", "Learner")):
@@ -154,13 +160,13 @@ def hubs(platform, artifacts):
         yield hubs
     finally:
         hubs.stop()
-        if (state / kithub.CLASS_FILE).exists():
-            _, backup = kithub.teardown(state)
+        if (state / CLASS_FILE).exists():
+            _, backup = teardown(state)
             if backup is not None:
                 shutil.rmtree(backup)
-        kithub.remove_accounts(state)
+        remove_accounts(state)
         shutil.rmtree(state, ignore_errors=True)
-    assert not any(kithub.account_exists(a) for a in spec.accounts()), "accounts left behind"
+    assert not any(account_exists(a) for a in spec.accounts()), "accounts left behind"
 
 
 @pytest.fixture
@@ -205,7 +211,7 @@ def test_a_student_of_the_roster_launches_from_the_lms_into_their_own_server(hub
 
 def test_what_kithub_start_prints_says_how_each_person_logs_in(hubs):
     spec = hubs.serve("lti13")
-    printed = kithub.logins(spec)  # a class on the university's logins has no password of the hub
+    printed = banner.text(spec)  # a class on the university's logins has no password of the hub
     assert f"  student     {spec.names['alice']:<12} logs in with lti13" in printed and "password" not in printed, printed
 
 
@@ -315,7 +321,7 @@ def grade(spec, **assignments: dict[str, float]) -> None:
 
 
 def lti_grades(spec, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(spec.python), str(kithub.HERE / "lti_grades.py"), *args, "--state", str(spec.root)],
+    return subprocess.run([str(spec.python), "-m", "kithub.lti", *args, "--state", str(spec.root)],
                           capture_output=True, text=True, timeout=120)
 
 
@@ -350,7 +356,7 @@ def test_grades_go_back_to_the_lms_through_assignment_and_grade_services(hubs, p
                    PS2: dict(alice=9, bob=8, carol="pending 6", dave=4)})
 
     unregistered = lti_grades(spec, "send", "ad101", PS1)  # no key yet: said, nothing sent
-    assert unregistered.returncode == 1 and "lti_grades: the tool has no key yet" in unregistered.stderr, unregistered.stderr
+    assert unregistered.returncode == 1 and "kithub.lti: the tool has no key yet" in unregistered.stderr, unregistered.stderr
     key = lti_grades(spec, "key")
     assert key.returncode == 0, key.stderr
     public = json.loads(key.stdout)

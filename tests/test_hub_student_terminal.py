@@ -1,6 +1,6 @@
 """A student of the class in a terminal of their own JupyterLab on the hub, trying what no student may.
 
-deploy/hub/kithub.py sets up one course (``ad101``, ps1 released) with two students, alice and bob,
+kithub (deploy/hub/kithub/) sets up one course (``ad101``, ps1 released) with two students, alice and bob,
 real system accounts, and starts the hub once for the module. Each student logs in on the hub's
 login page, starts their server through the hub's API and types commands into a terminal of that
 server (Jupyter's terminal API, its websocket), as they would in JupyterLab. What they try, and
@@ -35,7 +35,12 @@ import pytest
 
 from browser_support import free_port, unavailable
 from conftest import ROOT
-from hub_support import checkout_closed, kithub
+from kithub import set_up
+from kithub.accounts import remove_accounts
+from kithub.hub_process import Hub
+from kithub.runtime import PortsGiven
+from kithub.spec import ClassSpec, CourseSpec, new_password
+from hub_support import PROXY, checkout_closed
 
 HUB_ENV = (ROOT / ".venv-hub").resolve()
 PS1, PS1_NOTEBOOK = "ps1_autograd_basics", "autograd_basics.ipynb"
@@ -49,22 +54,22 @@ def hub():
     websocket = pytest.importorskip("websocket")  # noqa: F841 (the test extras: hub_client's websockets)
     if os.geteuid() != 0:
         unavailable("the hub test creates system accounts: it runs as root", "CI runs .ci/run as root")
-    if not (HUB_ENV / "bin" / "jupyterhub").exists() or not kithub.CHP.exists():
+    if not (HUB_ENV / "bin" / "jupyterhub").exists() or not PROXY.exists():
         unavailable("the hub's environment is missing: run `make hub-env`", "`make test` builds .venv-hub")
     tag = secrets.token_hex(2)
     state = Path(tempfile.mkdtemp(prefix="kit-hub-"))
     state.chmod(0o755)
     alice, bob = f"alice-{tag}", f"bob-{tag}"
-    course = kithub.CourseSpec("ad101", grader=f"grader-{tag}-ad101", port=free_port(), students=[alice, bob],
+    course = CourseSpec("ad101", grader=f"grader-{tag}-ad101", port=free_port(), students=[alice, bob],
                                assignments=[PS1], kept_mib_per_student=1)
-    spec = kithub.ClassSpec(state=str(state), courses=[course],
-                            passwords={alice: kithub.new_password(), bob: kithub.new_password()},
+    spec = ClassSpec(state=str(state), courses=[course],
+                            passwords={alice: new_password(), bob: new_password()},
                             hub_port=free_port(), hub_api_port=free_port(), proxy_api_port=free_port(),
                             python=str(HUB_ENV / "bin" / "python"))
-    server = kithub.Hub(spec)
+    server = Hub(spec)
     with checkout_closed():  # set-up refuses a class whose students could read the course
         try:
-            kithub.setup(spec, log=lambda line: None)
+            set_up.setup(spec, log=lambda line: None)
             # no instructor here: the grader service (a JupyterLab, slow to start) is left out through the
             # site's own settings (docs/deploy.md); the clerk, which takes the submissions in, stays
             site = state / "jupyterhub_config.d"
@@ -81,14 +86,14 @@ def hub():
             yield spec
         finally:
             server.stop()
-            kithub.remove_accounts(state)
+            remove_accounts(state)
             spec.profile.unlink(missing_ok=True)
             shutil.rmtree(state, ignore_errors=True)
 
 
 #: JupyterHub gives a managed service 10 s to answer at its start, then exits (jupyterhub/app.py,
 #: JupyterHub.start_service: ``tries = 10 if service.managed else 1``, each ``wait_up(timeout=1)``,
-#: lines 3655-3659 of JupyterHub 5.5.4; kithub.wait_for_services_at_start has the hub wait longer);
+#: lines 3655-3659 of JupyterHub 5.5.4; kithub.runtime.wait_for_services_at_start has the hub wait longer);
 #: this service first answers after 15 s (a margin over JupyterHub's 10 tries on a loaded machine)
 SLOW_SECONDS = 15
 SLOW_SERVICE = r'''
@@ -503,7 +508,7 @@ def test_two_servers_starting_at_once_are_never_given_the_same_port():
     # JupyterHub's free port is free only until a server binds it: with 30 students at once, two
     # servers got the same one and a student's address led to a classmate's server
     free = iter([8001, 8001, 8001, 8002, 8001])
-    ports = kithub.PortsGiven(lambda: next(free))
+    ports = PortsGiven(lambda: next(free))
     assert ports.give("alice") == 8001
     assert ports.give("bob") == 8002  # 8001 is alice's, though her server has not bound it yet
     ports.take_back("alice")

@@ -1,6 +1,6 @@
 """What root and the course's grader do on the students' paths never follows a student's link.
 
-deploy/hub/kithub.py sets up one course (``ad101``, ps1 released) with four students (real accounts)
+kithub (deploy/hub/kithub/) sets up one course (``ad101``, ps1 released) with four students (real accounts)
 and serves it (no grader service: the clerk, which takes submissions in, is what runs as the grader).
 Each student plants links at the paths that root or the grader act on, before the act and during it:
 
@@ -41,7 +41,11 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from hub_support import PS1, PS1_NOTEBOOK, SWAPPER, kithub, one_course_class, require_hub, run_as, served_class, start_as
+from kithub.backup import backup_class
+from kithub.courses import harden_exchange, prepare_exchange
+from kithub.errors import SetupError
+from kithub.spec import CourseSpec
+from hub_support import PS1, PS1_NOTEBOOK, SWAPPER, one_course_class, require_hub, run_as, served_class, start_as
 
 pytestmark = pytest.mark.timeout(900)
 CANARY = f"canary-{secrets.token_hex(8)}"
@@ -285,8 +289,8 @@ def test_set_up_again_follows_no_link_the_grader_put_at_received(hub):
                      "os.symlink(sys.argv[3], sys.argv[1])", str(received(hub)), str(kept), str(target))
     assert swapped.returncode == 0 and received(hub).is_symlink(), swapped.stderr
     try:
-        with pytest.raises(kithub.SetupError, match="received is a symbolic link; not followed"):
-            kithub.harden_exchange(hub, course)
+        with pytest.raises(SetupError, match="received is a symbolic link; not followed"):
+            harden_exchange(hub, course)
         assert state_of(target) == before
     finally:
         put_back = run_as(hub, course.grader, str(hub.python), "-c", "import os, sys; os.unlink(sys.argv[1]); "
@@ -295,11 +299,11 @@ def test_set_up_again_follows_no_link_the_grader_put_at_received(hub):
 
 
 def test_a_courses_folder_a_student_made_before_the_course_is_refused_not_used(hub):
-    later = kithub.CourseSpec("ad102", grader=hub.courses[0].grader, port=0, students=[name(hub, "bob")])
+    later = CourseSpec("ad102", grader=hub.courses[0].grader, port=0, students=[name(hub, "bob")])
     as_student(hub, "bob", f"mkdir -m 777 '{hub.exchange / 'ad102'}'")
     try:
-        with pytest.raises(kithub.SetupError, match=f"belongs to {name(hub, 'bob')}, not to the course's grader"):
-            kithub.prepare_exchange(hub, later)
+        with pytest.raises(SetupError, match=f"belongs to {name(hub, 'bob')}, not to the course's grader"):
+            prepare_exchange(hub, later)
         assert (hub.exchange / "ad102").stat().st_uid == pwd.getpwnam(name(hub, "bob")).pw_uid
     finally:
         shutil.rmtree(hub.exchange / "ad102")
@@ -319,7 +323,7 @@ def test_the_backup_follows_no_link_swapped_in_while_it_reads(hub, released_copy
     assert watcher.stdout.readline().strip() == "WATCHING"
     backups = Path(tempfile.mkdtemp(prefix="kit-walls-backup-"))
     try:
-        archive = kithub.backup_class(hub.root, backups, log=lambda line: None)
+        archive = backup_class(hub.root, backups, log=lambda line: None)
         said, _ = watcher.communicate(timeout=30)
         assert "SWAPPED" in said, said
         with tarfile.open(archive) as tar:

@@ -8,7 +8,7 @@ from conftest import ALONE, GROUPS, ONE_AT_A_TIME_GROUP, QUICK, ROOT, group_of, 
 
 #: what a module does that another module running beside it could meet: accounts made with useradd
 #: (which locks /etc/passwd), a hub served, the checkout's mode changed, canaries in /srv or /root
-MACHINE_WIDE = re.compile(r'useradd|kithub\.(setup|Hub|create_accounts)|served_class|Path\("/srv"\)|ROOT\.chmod|"/root"')
+MACHINE_WIDE = re.compile(r'useradd|set_up\.setup|\bHub\(|create_accounts|served_class|Path\("/srv"\)|ROOT\.chmod|"/root"')
 
 
 def test_every_test_module_is_in_a_group():

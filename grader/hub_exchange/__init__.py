@@ -28,7 +28,7 @@ the clerk close them (docs/deploy.md says why this and not ngshare):
   sub-folder swapped for a link while the clerk copies (by a shell the student kept inside) leads
   nowhere. The rest is reported and left out.
 
-Enable them in nbgrader's configuration (deploy/hub/kithub.py writes both), and the panel's clear
+Enable them in nbgrader's configuration (deploy/hub/kithub/config_files.py writes both), and the panel's clear
 refusals in the students' servers' Jupyter configuration:
 
     c.ExchangeFactory.submit = "grader.hub_exchange.PrivateSubmit"     # the students' servers

@@ -20,7 +20,7 @@ act as her, through the grader service's API, on the course. Two walls, each eno
   submission files) runs no script at all, in a sandbox.
 
 MathJax, which nbconvert's pages load from a CDN, is not let in: in the formgrader, formulas show as
-their TeX. Enabled in the grader services' Jupyter configuration (``deploy/hub/kithub.py``)::
+their TeX. Enabled in the grader services' Jupyter configuration (``deploy/hub/kithub/config_files.py``)::
 
     c.ServerApp.jpserver_extensions = {"grader.hub_exchange.pages": True}
 """

@@ -3,7 +3,7 @@
 The hub copies the course (``notebooks/en`` and ``notebooks/zh``) into ``~/lessons`` when a
 student's server starts for the first time (``give_lessons_as``, the spawner's pre-spawn hook);
 after that the copy is the student's and is never overwritten. The copy is made by a process of
-the student's own account (this file, ``--give``), never by root: the student's home is theirs to
+the student's own account (``python -m kithub.lessons --give``), never by root: the student's home is theirs to
 fill with links, and whatever a link there points to, the copy can reach only what the student
 could reach anyway. In the server's terminal:
 
@@ -45,13 +45,13 @@ def give_lessons(originals: Path, home: Path) -> bool:
     return True
 
 
-def give_lessons_as(account: str, python: str, script: Path, originals: Path) -> str | None:
-    """``give_lessons`` for ``account``, run as that account (``script`` is this file, where every account
-    can read it: the class's ``bin/``). Returns None, or why the lessons were not given (the hub logs it
-    and starts the server all the same)."""
+def give_lessons_as(account: str, python: str, originals: Path) -> str | None:
+    """``give_lessons`` for ``account``, run as that account (``python -m kithub.lessons --give``, from the
+    class's environment, which every account can read). Returns None, or why the lessons were not given
+    (the hub logs it and starts the server all the same)."""
     info = pwd.getpwnam(account)
     try:
-        result = subprocess.run([python, "-I", str(script), "--give", "--originals", str(originals)],
+        result = subprocess.run([python, "-I", "-m", "kithub.lessons", "--give", "--originals", str(originals)],
                                 user=info.pw_uid, group=info.pw_gid, extra_groups=[], cwd="/",
                                 env={"HOME": info.pw_dir, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
                                 stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=GIVE_TIMEOUT)

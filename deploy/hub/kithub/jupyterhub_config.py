@@ -1,22 +1,19 @@
 # JupyterHub for a class of the kit: one or more courses on one server.
 #
-#   KIT_HUB_STATE=/srv/autograd-kit-hub jupyterhub -f deploy/hub/jupyterhub_config.py
+#   KIT_HUB_STATE=/srv/autograd-kit-hub jupyterhub -f <the kithub package>/jupyterhub_config.py
 #
-# kithub.py sets the class up (accounts, courses, exchange) and starts the hub with this file;
+# `python -m kithub` sets the class up (accounts, courses, exchange) and starts the hub with this file;
 # the class itself (who, which courses, ports) is $KIT_HUB_STATE/class.json. docs/deploy.md
-# explains each part and what to change for a real class (the authenticator above all).
-import asyncio
+# explains each part and what to change for a real class (the authenticator above all). What the hub
+# runs of the kit is here and in the three modules below, nothing of the set-up.
 import os
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import kithub  # noqa: E402
-import lessons  # noqa: E402
-import logins  # noqa: E402
+from kithub import runtime
+from kithub.logins import configure as configure_logins
+from kithub.spec import ClassSpec
 
 c = get_config()  # noqa: F821
-spec = kithub.ClassSpec.load(os.environ["KIT_HUB_STATE"])
+spec = ClassSpec.load(os.environ["KIT_HUB_STATE"])
 state = spec.root / "hub"
 
 # ---- network: everything on 127.0.0.1 (a real class: HTTPS from the proxy, docs/deploy.md "In production") ----
@@ -25,7 +22,7 @@ c.JupyterHub.port = spec.hub_port
 c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = spec.hub_api_port
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{spec.proxy_api_port}"
-c.ConfigurableHTTPProxy.command = [str(kithub.CHP)]
+c.ConfigurableHTTPProxy.command = [str(spec.proxy)]
 c.ConfigurableHTTPProxy.should_start = True
 c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
@@ -44,9 +41,9 @@ c.Spawner.disable_user_config = True
 c.Spawner.environment = {
     "PATH": spec.path(),
     "JUPYTER_CONFIG_PATH": str(spec.jupyter_config("student")),  # nbgrader's exchange; no grader tools
-    "JUPYTER_PATH": str(spec.jupyter_data),  # the kernel without a debugger (kithub.write_kernel_spec)
+    "JUPYTER_PATH": str(spec.jupyter_data),  # the kernel without a debugger (kithub/kernel.py)
     "KIT_LESSONS": str(spec.lessons_copy),
-    "KIT_HUB_STATE": str(spec.root),  # a terminal's login shell puts PATH back from it (kithub.write_commands)
+    "KIT_HUB_STATE": str(spec.root),  # a terminal's login shell puts PATH back from it (config_files.write_commands)
     "SHELL": "/bin/bash",
     # the user's own runtime folder (made by the pre-spawn hook): the kernels' sockets, not ports
     "JUPYTER_RUNTIME_DIR": lambda spawner: str(spec.runtime(spawner.user.name)),
@@ -56,28 +53,11 @@ c.Spawner.http_timeout = 180
 c.Spawner.start_timeout = 300
 
 
-PORTS = kithub.PortsGiven()
-
-
-async def before_the_server_starts(spawner):
-    """The student's own copy of the lessons, on the first start of their server (made by a process of
-    their own account: root never acts in a student's home); their runtime folder; a port of its own.
-    The copying (both languages' lessons) waits in a thread: in the hub's own loop, thirty students
-    starting at once held the hub still long enough for its proxy's and servers' timers to run out."""
-    failed = await asyncio.to_thread(lessons.give_lessons_as, spawner.user.name, spec.python,
-                                     spec.root / "bin" / "lessons.py", spec.lessons_copy)
-    if failed:
-        spawner.log.warning("%s: %s", spawner.user.name, failed)
-    kithub.private_runtime(spec, spawner.user.name)
-    spawner.port = PORTS.give(spawner.user.name)
-
-
-def after_the_server_stops(spawner):
-    PORTS.take_back(spawner.user.name)
-
-
-c.Spawner.pre_spawn_hook = before_the_server_starts
-c.Spawner.post_stop_hook = after_the_server_stops
+# the student's own copy of the lessons on the first start of their server (as them), their runtime
+# folder, a port of its own; the port back when it stops (kithub/runtime.py)
+starts = runtime.ServerStarts(spec)
+c.Spawner.pre_spawn_hook = starts.before
+c.Spawner.post_stop_hook = starts.after
 
 # ---- courses: groups, roles, and a grader service per course ----
 groups, roles, services = {}, [], []
@@ -116,11 +96,11 @@ for course in spec.courses:
         "environment": {"PATH": spec.path()},
     })
 # JupyterHub gives a managed service 10 s to answer at start, then exits; a grader service (a JupyterLab)
-# takes longer on a busy machine: the hub waits for its first answer (kithub.wait_for_services_at_start)
-kithub.wait_for_services_at_start()
+# takes longer on a busy machine: the hub waits for its first answer (runtime.wait_for_services_at_start)
+runtime.wait_for_services_at_start()
 # ---- who logs in: the demo's system passwords (PAM), or the university's LTI 1.3 or OpenID Connect
 # (class.json's "logins"); either way only the class's people, in the course groups it gives them ----
-logins.configure(c, spec, groups, services)
+configure_logins(c, spec, groups, services)
 c.JupyterHub.services = services
 roles.append({
     # A server's own token: enough for nbgrader's JupyterHubAuthPlugin to read the owner's groups

@@ -1,6 +1,6 @@
 """Grades back to the LMS through LTI Assignment and Grade Services (AGS), for a class that logs in with LTI 1.3.
 
-    sudo python deploy/hub/lti_grades.py key --state DIR [--format pem]   # the tool's public key, to register in the LMS
+    sudo python -m kithub.lti key --state DIR [--format pem]   # the tool's public key, to register in the LMS
     lti-grades send ad101 ps1_autograd_basics      # as the course's grader, in its grader service's terminal
     lti-grades roster ad101                        # the LMS course's roster against the class's
 
@@ -9,26 +9,22 @@
 LMS's gradebook (its AGS line item, made on the first send), with an OAuth2 client-credentials
 token that the LMS grants for a request signed with the tool's private key (RFC 7523). The LMS knows
 a student by its own id: the hub learns it at each launch and, for those who never launched, from
-the LMS course's roster (``lti_roster.py``, NRPS), read again at each send. Each score the LMS accepts
+the LMS course's roster (``roster.py``, NRPS), read again at each send. Each score the LMS accepts
 is recorded, so a second send posts only what was not sent (or has changed since).
 
-The tool's key is root's alone: the course's grader asks the hub's grade service (``lti_service.py``,
+The tool's key is root's alone: the course's grader asks the hub's grade service (``service.py``,
 run by the hub as root) over a socket, which sends the grades of that grader's course only.
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
-import os
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import lti_service  # noqa: E402
-from lti_tool import (PassbackError, brief, call, course_record, public_jwk, public_pem, read_record,  # noqa: E402
-                      record_launch, session, tool_key)
+from ..errors import SetupError
+from ..spec import ClassSpec
+from .roster import read_roster
+from .tool import PassbackError, brief, call, course_record, read_record, session, tool_key
 
 LINEITEM_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
@@ -36,8 +32,6 @@ LINEITEM_TYPE = "application/vnd.ims.lis.v2.lineitem+json"
 LINEITEMS_TYPE = "application/vnd.ims.lis.v2.lineitemcontainer+json"
 SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
 NOT_SUBMITTED = "not submitted"
-
-__all__ = ["PassbackError", "record_launch", "send"]
 
 
 def scores_of(spec, course, assignment: str) -> dict[str, tuple[str, float, float]]:
@@ -73,8 +67,6 @@ def send(spec, course_id: str, assignment: str, log=print) -> dict[str, str]:
     """Post each student's score of ``assignment`` to its column in the LMS; returns what became of each
     (``sent``, ``already sent``, ``not sent: <why>`` for what the class decides, ``failed: <why>`` for
     what the LMS refused or did not answer: those are sent by the next run)."""
-    import lti_roster
-
     course = course_of(spec, course_id)
     record = read_record(spec, course_id)
     if not record.get("lineitems"):
@@ -82,7 +74,7 @@ def send(spec, course_id: str, assignment: str, log=print) -> dict[str, str]:
                             "and Grade Services\" for the tool in the LMS and open the hub once from the course")
     tool_key(spec)  # no key: said before anything is asked of the LMS
     scores = scores_of(spec, course, assignment)
-    roster = lti_roster.read_roster(spec, course_id)  # the roster service down: said, nothing sent
+    roster = read_roster(spec, course_id)  # the roster service down: said, nothing sent
     lms_ids = {**record["people"], **(roster.members if roster else {})}
     lms = session(spec, [LINEITEM_SCOPE, SCORE_SCOPE])
     lineitem = _lineitem(lms, record["lineitems"], assignment, max(s[2] for s in scores.values()))
@@ -101,7 +93,7 @@ def send(spec, course_id: str, assignment: str, log=print) -> dict[str, str]:
         elif already.get(student) == [given, maximum]:
             outcome[student] = f"already sent {_points(given, maximum, state)}"
         else:
-            outcome[student] = _post_score(lms, lineitem["id"], user_id, state, given, maximum, now)
+            outcome[student] = _post_score(lms, lineitem["id"], user_id, scores[student], now)
             if outcome[student].startswith("sent"):
                 with course_record(spec, course_id) as saved:  # at once: a run stopped later keeps this one
                     saved["sent"].setdefault(assignment, {})[student] = [given, maximum]
@@ -113,7 +105,9 @@ def _points(given: float, maximum: float, state: str) -> str:
     return f"{given:g} / {maximum:g}" + (f" ({NOT_SUBMITTED})" if state == "missing" else "")
 
 
-def _post_score(lms, lineitem: str, user_id: str, state: str, given: float, maximum: float, now: str) -> str:
+def _post_score(lms, lineitem: str, user_id: str, scored: tuple[str, float, float], now: str) -> str:
+    """Post one student's ``(state, score, maximum)``; what became of it."""
+    state, given, maximum = scored
     score = {"userId": user_id, "scoreGiven": given, "scoreMaximum": maximum, "gradingProgress": "FullyGraded",
              "activityProgress": "Completed" if state == "graded" else "Initialized", "timestamp": now}
     if state == "missing":
@@ -161,12 +155,10 @@ def course_of(spec, course_id: str):
 
 def run(spec, request: dict, log=print) -> int:
     """``send`` or ``roster`` as ``request`` asks; the exit status (1: something was not done)."""
-    import lti_roster
-
     course_id, assignment = request.get("course"), request.get("assignment")
     course_of(spec, course_id)
     if request.get("command") == "roster":
-        roster = lti_roster.read_roster(spec, course_id)
+        roster = read_roster(spec, course_id)
         if roster is None:
             raise PassbackError(f"no launch into {course_id} has carried the LMS's roster service yet: enable \"Names "
                                 "and Role Provisioning Services\" for the tool in the LMS and open the hub once from the course")
@@ -190,10 +182,8 @@ def answer(state: Path, uid: int, request: dict, say) -> int:
     import pwd
     import traceback
 
-    import kithub
-
     try:
-        spec = kithub.ClassSpec.load(state)  # read again each time: the class file may have changed
+        spec = ClassSpec.load(state)  # read again each time: the class file may have changed
         course = course_of(spec, request.get("course"))
         try:
             account = pwd.getpwuid(uid).pw_name
@@ -204,51 +194,10 @@ def answer(state: Path, uid: int, request: dict, say) -> int:
                 "sends its grades", "error")
             return 1
         return run(spec, request, log=say)
-    except (PassbackError, kithub.SetupError, OSError) as error:
+    except (PassbackError, SetupError, OSError) as error:
         say(str(error), "error")
         return 1
     except Exception:  # a bug of the kit: the hub's log keeps the traceback, the grader gets a sentence
         traceback.print_exc()
         say("the hub's grade service failed (a bug of the kit; the hub's log has the traceback)", "error")
         return 3
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="lti_grades.py", description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=["key", "send", "roster", "serve"])
-    parser.add_argument("course", nargs="?")
-    parser.add_argument("assignment", nargs="?")
-    parser.add_argument("--format", choices=["jwk", "pem"], default="jwk",
-                        help="key: the public key as a JWK (Canvas) or in PEM (Moodle's \"RSA key\")")
-    parser.add_argument("--state", default=os.environ.get("KIT_HUB_STATE", "/srv/autograd-kit-hub"),
-                        help="the class's folder (default $KIT_HUB_STATE, else /srv/autograd-kit-hub)")
-    args = parser.parse_args(argv)
-    if args.command in ("send", "roster") and (not args.course or (args.command == "send" and not args.assignment)):
-        parser.error("say the course (and, to send, the assignment): lti_grades.py send ad101 ps1_autograd_basics")
-    request = {"command": args.command, "course": args.course, "assignment": args.assignment}
-    if os.geteuid() != 0:
-        if args.command in ("key", "serve"):
-            print(f"lti_grades: {args.command} runs as root (the tool's key is root's alone)", file=sys.stderr)
-            return 1
-        return lti_service.ask(Path(args.state), request)  # the course's grader: the hub's grade service sends
-    import kithub
-
-    try:
-        spec = kithub.ClassSpec.load(Path(args.state).resolve())
-        if args.command == "key":
-            key = tool_key(spec, create=True)
-            print(json.dumps(public_jwk(key), indent=1) if args.format == "jwk" else public_pem(key), end="\n")
-            return 0
-        if args.command == "serve":
-            return lti_service.serve(spec.root, spec.python, lambda uid, request, say: answer(spec.root, uid, request, say))
-        return run(spec, request)
-    except (PassbackError, kithub.SetupError) as error:
-        print(f"lti_grades: {error}", file=sys.stderr)
-        return 1
-    except OSError as error:  # a file unreadable, the disk full
-        print(f"lti_grades: {error}", file=sys.stderr)
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -3,22 +3,21 @@
 The tool's private key lets whoever holds it set any grade in every LMS course the tool is placed
 in, and the grader account is the one that runs the students' notebooks at autograde (sandboxed,
 but still their code): so the key stays root's alone, and the hub runs this small service as root
-(a JupyterHub managed service, ``lti_grades.py serve``). It listens on ``<state>/lti-grades.sock``;
+(a JupyterHub managed service, ``python -m kithub.lti serve``). It listens on ``<state>/lti-grades.sock``;
 the kernel says which account is asking (``SO_PEERCRED``, nothing the caller can claim), and the
 service sends, or reads the roster of, only a course whose grader that account is (root: any).
 What it can do for a grader is what the grader could do with the gradebook anyway: its own course's
 grades, nothing of another course, never the key.
 
 The course's grader asks with ``lti-grades send ad101 ps1_autograd_basics`` (``lti-grades roster
-ad101``): this file, copied by the service to ``<state>/bin`` (on the PATH of the hub's terminals),
-with nothing but the standard library, so it runs without the checkout.
+ad101``): the command the service puts in ``<state>/bin`` (on the PATH of the hub's terminals) runs
+``main`` below from the class's environment, with nothing but the standard library.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import shutil
 import socket
 import socketserver
 import struct
@@ -67,10 +66,9 @@ def serve(root: Path, python: str, handle) -> int:
 def _install_client(root: Path, python: str) -> None:
     folder = root / "bin"
     folder.mkdir(mode=0o755, exist_ok=True)
-    shutil.copyfile(__file__, folder / "lti_service.py")
-    (folder / "lti_service.py").chmod(0o644)
+    (folder / "lti_service.py").unlink(missing_ok=True)  # the copy a kit before the package kept here
     script = folder / COMMAND
-    script.write_text(f"#!/bin/sh\nexec {python} {folder / 'lti_service.py'} \"$@\"\n")
+    script.write_text(f"#!/bin/sh\nexec {python} -I -m kithub.lti.service \"$@\"\n")
     script.chmod(0o755)
 
 
@@ -114,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["send", "roster"])
     parser.add_argument("course")
     parser.add_argument("assignment", nargs="?")
-    parser.add_argument("--state", default=os.environ.get("KIT_HUB_STATE", str(Path(__file__).resolve().parent.parent)),
+    parser.add_argument("--state", default=os.environ.get("KIT_HUB_STATE", "/srv/autograd-kit-hub"),
                         help="the class's folder (default $KIT_HUB_STATE)")
     args = parser.parse_args(argv)
     if args.command == "send" and not args.assignment:

@@ -1,7 +1,7 @@
 """The hub as an LTI 1.3 tool towards the LMS: its key, its tokens, and what launches told it.
 
-Shared by the grades (``lti_grades.py``, Assignment and Grade Services) and the roster
-(``lti_roster.py``, Names and Role Provisioning Services). What the hub learns of a course in the
+Shared by the grades (``grades.py``, Assignment and Grade Services) and the roster
+(``roster.py``, Names and Role Provisioning Services). What the hub learns of a course in the
 LMS (the services' addresses, each person's id in the LMS) is kept in ``<state>/hub/lms/<course>.json``,
 root's: the hub writes it at each launch, the grade service when it reads the roster, each under
 a lock so that neither loses what the other wrote.
@@ -27,11 +27,6 @@ TIMEOUT = 30
 
 class PassbackError(Exception):
     """Something the administrator or the instructor can fix (printed in one line, no traceback)."""
-
-
-def people_of(spec) -> dict[str, str]:
-    """``logins.people``: who the LMS or the university says a person is (lower case) -> the class's account."""
-    return {identity.lower(): account for identity, account in (spec.logins or {}).get("people", {}).items()}
 
 
 def lms_folder(spec) -> Path:
@@ -90,7 +85,7 @@ def tool_key(spec, create: bool = False):
         exists = True  # not root: reading it says so below
     if not exists:
         if not create:
-            raise PassbackError(f"the tool has no key yet ({path}): run `lti_grades.py key --state {spec.root}` and "
+            raise PassbackError(f"the tool has no key yet ({path}): run `python -m kithub.lti key --state {spec.root}` and "
                                 "register the public key it prints in the LMS")
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -157,7 +152,7 @@ def access_token(settings: dict, key, scopes: list[str]) -> str:
         "client_assertion": assertion, "scope": " ".join(scopes)})
     if response.status_code != 200:
         raise PassbackError(f"the LMS refused the tool a token ({response.status_code}: {brief(response)}); is the "
-                            "public key that `lti_grades.py key` prints registered with the tool in the LMS, with "
+                            "public key that `python -m kithub.lti key` prints registered with the tool in the LMS, with "
                             "its grade and roster services enabled?")
     return response.json()["access_token"]
 

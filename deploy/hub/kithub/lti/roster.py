@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lti_tool import PassbackError, brief, call, course_record, people_of, session
+from ..roster import people_of
+from .tool import PassbackError, brief, call, course_record, session
 
 NRPS_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
 MEMBERSHIPS_TYPE = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
@@ -86,4 +87,3 @@ def read_roster(spec, course_id: str) -> Roster | None:
     with course_record(spec, course_id) as record:
         record["members"] = roster.members
     return roster
-
