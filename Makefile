@@ -134,6 +134,7 @@ $(HUB_ENV)/.installed: pyproject.toml | hub-root
 # The kit's code is copied into the hub's environment, so it is copied again when it changes.
 $(HUB_ENV)/.kit: $(HUB_ENV)/.installed $(KIT_CODE)
 	$(HUB_ENV)/bin/pip install --quiet --no-deps --force-reinstall .
+	chmod 700 $(HUB_ENV)/lib/python*/site-packages/course_files/exercises  # solutions: root's (kithub's set-up checks again)
 	rm -rf build
 	@if [ -d .venv-hub ] && [ ! -L .venv-hub ]; then rm -rf .venv-hub; fi
 	ln -sfn $(HUB_ENV) .venv-hub

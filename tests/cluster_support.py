@@ -171,3 +171,12 @@ def untimed(report: dict) -> dict:
 def scores(course: Path, students) -> dict:
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "c101") as gradebook:
         return {s: gradebook.find_submission(ASSIGNMENT, s).score for s in students}
+
+
+def wait_for_workers(address, n):
+    """Until ``n`` workers have joined the scheduler at ``address`` (a loaded machine starts one in
+    over 10 s, the time a run waits for a first worker)."""
+    from distributed import Client
+
+    with Client(address, timeout=30) as client:
+        client.wait_for_workers(n, timeout=60)

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from cluster_support import ASSIGNMENT, Services, children, free_port, make_course, scores, untimed
+from cluster_support import ASSIGNMENT, Services, children, free_port, make_course, scores, untimed, wait_for_workers
 from grader_fixtures import cases
 
 KITGRADE = [sys.executable, "-m", "grader.cli"]
@@ -197,6 +197,7 @@ def test_a_cluster_that_cannot_grade_is_refused_before_anything_is_written(servi
     assert "has no workers" in refused(address)
     (tmp_path / "other_version.py").write_text(OTHER_VERSION)
     services.worker(address, "--preload", str(tmp_path / "other_version.py"), tls=False)
+    wait_for_workers(address, 1)
     message = refused(address)
     import nbgrader
 

@@ -22,7 +22,7 @@ import dask
 import pytest
 from distributed import Client
 
-from cluster_support import ASSIGNMENT, FIXTURES, Services, make_course
+from cluster_support import ASSIGNMENT, FIXTURES, Services, make_course, wait_for_workers
 from grader.cli import main as kitgrade
 from grader_fixtures import cases
 from grader_fixtures.kill_at_phase import PHASES
@@ -99,11 +99,6 @@ def check_every_phase(log, reports):
     first = next(iter(reports.values()))
     for seed, report in reports.items():
         assert report == first, f"seed {seed} graded otherwise than seed {next(iter(reports))}"
-
-
-def wait_for_workers(address, n):
-    with Client(address, timeout=30) as client:
-        client.wait_for_workers(n, timeout=60)
 
 
 def test_local_n_loses_a_worker_at_every_moment_of_a_run(course, plan_file, tmp_path):

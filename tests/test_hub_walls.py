@@ -342,13 +342,19 @@ def test_make_hub_refuses_a_checkout_the_class_could_read_and_says_how_to_close_
     """The checkout holds the solutions and hidden tests (``exercises/``, the tests): with it open to other
     accounts, ``make hub`` stops before making any account, with the command that closes it."""
     state = Path(tempfile.mkdtemp(prefix="kit-walls-open-"))
-    mode = ROOT.stat().st_mode & 0o7777
-    ROOT.chmod(mode | 0o005)  # as Debian leaves a home folder: readable and searchable by all
+    # as Debian leaves a home folder: readable and searchable by all (and the folders above it searchable,
+    # as a home's are: a checkout cloned into a private folder is opened up to it for the test's time)
+    modes = {folder: folder.stat().st_mode & 0o7777 for folder in [ROOT, *ROOT.parents]}
+    ROOT.chmod(modes[ROOT] | 0o005)
+    for folder, mode in modes.items():
+        if folder != ROOT and not mode & 0o001:
+            folder.chmod(mode | 0o001)
     try:
         result = subprocess.run(["make", "-C", str(ROOT), "hub", f"HUB_STATE={state}"], capture_output=True, text=True,
                                 timeout=600)
     finally:
-        ROOT.chmod(mode)
+        for folder, mode in modes.items():
+            folder.chmod(mode)
         shutil.rmtree(state, ignore_errors=True)
     assert result.returncode != 0, result.stdout[-2000:]
     assert "can be read by every account of this machine" in result.stderr, result.stderr[-2000:]

@@ -243,7 +243,10 @@ def cases(course_root):
         "rebound_numpy": (rebound_numpy, 0, "name 'np' bound by an instructor cell"),
         "reads_instructor_files": (reads_instructor_files(course_root), 7, "reading instructor"),
         "lists_instructor_files": (lists_instructor_files(course_root), 7, "touching instructor"),
-        "writes_gradebook": (writes_gradebook(course_root), 7, "opening a database"),
+        # the gradebook is not in the sandbox: under /tmp its path is the sandbox's own /tmp, where a database
+        # is an honest habit (connect fails on the missing folder, no finding); elsewhere the audit hook refuses it
+        "writes_gradebook": (writes_gradebook(course_root), 7,
+                             None if str(course_root).startswith("/tmp/") else "opening a database"),
         "overwrites_classmate": (overwrites_classmate(course_root), 7, "writing to instructor or other students' files"),
         "disables_audit_hook": (disables_audit_hook(course_root), 7, "switched off the audit hook"),
         "kills_grader": (kills_grader, 7, "signalling a process"),

@@ -70,7 +70,7 @@ def _patch_versions() -> None:
 
 
 def _patch_task() -> None:
-    import grader.autograde.task as task
+    import grader.sandbox.supervisor as task  # (workers.grade_in_sandbox imports run_notebook at each call)
 
     real = getattr(task.run_notebook, "real", task.run_notebook)
 

@@ -26,6 +26,7 @@ def setup(spec: ClassSpec, log=print, demo: bool | None = None) -> ClassSpec:
     if not spec.proxy.exists():
         raise SetupError(f"configurable-http-proxy is not installed ({spec.proxy} missing): run `make hub-env`")
     _check_environment(spec)
+    close_installed_exercises(spec)
     _check_socket_paths(spec)
     _check_course_closed(Path(spec.exercises))
     if spec.root.is_dir() and any(spec.root.iterdir()) and not (spec.root / CLASS_FILE).exists():
@@ -81,6 +82,19 @@ def _check_environment(spec: ClassSpec) -> None:
         raise SetupError(f"the hub's environment {Path(spec.python).parent.parent} has the kit installed in "
                          f"editable mode ({path.name}): the students' servers would read the course from the "
                          "checkout. Run `make hub-env` (it installs a copy of the kit)")
+
+
+def close_installed_exercises(spec: ClassSpec) -> list[Path]:
+    """The kit installed in the hub's environment carries the course's exercises as their instructor writes
+    them (``course_files/exercises/``: solutions, hidden tests): closed to every account but root's, as
+    each set-up finds them (a reinstall opens them again). The graders read their course's exercises from
+    their own home (``give_exercises``); a student's ``kitgrade check`` then runs the notebook's own tests."""
+    closed = []
+    for folder in Path(spec.python).parent.parent.glob("lib/python*/site-packages/course_files/exercises"):
+        if folder.is_dir() and not folder.is_symlink():
+            os.chmod(folder, 0o700)
+            closed.append(folder)
+    return closed
 
 
 #: a socket's path holds at most 107 bytes (``sun_path``); a kernel's longest is its connection file's
