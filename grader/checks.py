@@ -1,7 +1,6 @@
 """What an exercise's test cells use: ``student()``, ``check()``, ``check_close()``, ``describe()``.
 
-A test cell asks for the student's answers with ``student("code")`` and checks the values it
-gets back::
+A test cell asks for the student's answers with ``student("code")`` and checks the values it gets back::
 
     got = student("second_derivative(lambda x: x ** 3, 2.0)")
     check_close("second_derivative(x ** 3) at 2", got, 12.0, {"x0": 2.0})
@@ -171,8 +170,7 @@ def check_close(what, got, expected, inp, *, rtol=1e-6, atol=1e-9, language="en"
          got=say("shape", language, shape=values.shape, values=describe(array)))
     if not np.allclose(values, expected, rtol=rtol, atol=atol):
         gap = float(np.max(np.abs(values - expected))) if values.size else 0.0
-        fail(False, expected=describe(expected),
-             got=say("off_by", language, got=describe(array), gap=f"{gap:.3g}", rtol=rtol, atol=atol))
+        fail(False, expected=describe(expected), got=say("off_by", language, got=describe(array), gap=f"{gap:.3g}", rtol=rtol, atol=atol))
 
 
 def record_gradients(torch):
@@ -193,7 +191,7 @@ class GradientLog:
     """What ``record_gradients`` saw: listeners told of each call, and the gradients computed lately."""
 
     def __init__(self, torch):
-        self.torch, self.listeners, self.results, self._inside = torch, [], [], False
+        self.torch, self.listeners, self.results, self.tensors, self._inside = torch, [], [], [], False
         for owner, name, arguments in (
                 (torch.Tensor, "backward", lambda self_, gradient=None, *a, **k: ([self_], [gradient])),
                 (torch.autograd, "backward", lambda tensors, grad_tensors=None, *a, **k: (_listed(tensors), _listed(grad_tensors))),
@@ -215,13 +213,16 @@ class GradientLog:
             finally:
                 self._inside = inside
             found = value if isinstance(value, tuple) else [leaf.grad for leaf in leaves]
-            self.results = (self.results + [_copy(g) for g in found if g is not None])[-50:]
+            kept = [g for g in found if g is not None]  # (the tensors themselves, and copies of their values)
+            self.results, self.tensors = (self.results + [_copy(g) for g in kept])[-50:], (self.tensors + kept)[-50:]
             return value
         spy._kit_original = run
         return spy
 
-    def computed(self, value) -> bool:
-        """Whether ``value`` equals a gradient computed lately (same shape, close values)."""
+    def computed(self, value, itself=False) -> bool:
+        """Whether ``value`` equals a gradient computed lately (same shape, close values); ``itself``: is one."""
+        if itself:  # (create_graph=True's gradient has a grad_fn of its own: being one is what counts)
+            return any(value is t for t in self.tensors)
         array = _copy(value)  # None: not a number or array
         return array is not None and any(r.shape == array.shape and np.allclose(r, array, rtol=1e-6, atol=1e-9)
                                          for r in self.results)

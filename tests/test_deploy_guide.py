@@ -694,3 +694,19 @@ def test_the_backup_is_restored_and_graded_from(served):
     assert served.server.public_url == f"https://127.0.0.1:{served.hub_port}/"
     served.working.clear()
     assert working(served, "alice").server_running()
+
+
+def test_the_hubs_reset_lesson_keeps_every_earlier_copy_of_the_students(tmp_path):
+    """Two resets of one lesson keep both of the student's versions (the second once replaced the first)."""
+    from kithub.lessons import FOLDER, reset_lesson
+
+    originals, home = tmp_path / "originals", tmp_path / "home"
+    (originals / "en").mkdir(parents=True)
+    (originals / "en" / "01_a.ipynb").write_text("original")
+    lesson = home / FOLDER / "en" / "01_a.ipynb"
+    for version in ("first", "second"):
+        lesson.parent.mkdir(parents=True, exist_ok=True)
+        lesson.write_text(version)
+        assert reset_lesson(originals, home, "en/01_a") == lesson and lesson.read_text() == "original"
+    assert [(p.name, p.read_text()) for p in sorted(lesson.parent.iterdir())] == [
+        ("01_a.ipynb", "original"), ("01_a.ipynb.mine", "first"), ("01_a.ipynb.mine-2", "second")]

@@ -256,6 +256,14 @@ ax.plot(x.detach().numpy(), y.detach().numpy(), label="sin")
 ax.plot(x.detach().numpy(), dy.numpy(), label="derivative")
 ax.legend()''', RIGHT),
         ('''\
+x = torch.linspace(-math.pi, math.pi, 200, requires_grad=True)
+y = torch.sin(x)
+(dy,) = torch.autograd.grad(y.sum(), x, create_graph=True)  # lesson 7's way: dy records how it was made
+fig, ax = plt.subplots()
+ax.plot(x.detach().numpy(), y.detach().numpy(), label="sin")
+ax.plot(x.detach().numpy(), dy.detach().numpy(), label="derivative")
+ax.legend()''', RIGHT),
+        ('''\
 x = torch.arange(-math.pi, math.pi, 0.01, requires_grad=True)  # stops one step short of pi
 y = torch.sin(x)
 y.backward(torch.ones_like(y))

@@ -63,7 +63,8 @@ def give_lessons_as(account: str, python: str, originals: Path) -> str | None:
 
 
 def reset_lesson(originals: Path, home: Path, name: str) -> Path:
-    """Put ``<language>/<lesson>`` back as it was; the student's version is kept beside it as ``.mine``."""
+    """Put ``<language>/<lesson>`` back as it was; the student's version is kept beside it as ``.mine``
+    (``.mine-2``, ``.mine-3``, ... when an earlier reset kept one already: nothing of theirs is lost)."""
     relative = Path(name if name.endswith(".ipynb") else name + ".ipynb")
     original = originals / relative
     if relative.is_absolute() or ".." in relative.parts or len(relative.parts) != 2 or not original.is_file():
@@ -71,7 +72,11 @@ def reset_lesson(originals: Path, home: Path, name: str) -> Path:
     mine = home / FOLDER / relative
     mine.parent.mkdir(parents=True, exist_ok=True)
     if mine.exists():
-        mine.replace(mine.with_name(mine.name + ".mine"))
+        kept, number = mine.with_name(mine.name + ".mine"), 1
+        while kept.exists() or kept.is_symlink():
+            number += 1
+            kept = mine.with_name(f"{mine.name}.mine-{number}")
+        mine.replace(kept)
     shutil.copyfile(original, mine)
     return mine
 
