@@ -113,7 +113,9 @@ HUB_PYTHON ?= $(firstword $(wildcard /usr/bin/python3) $(PYTHON))
 HUB_ENV    ?= /opt/autograd-kit-hub/env-$(shell printf '%s' '$(CURDIR)' | cksum | cut -d' ' -f1)
 HUB_STATE  ?= /srv/autograd-kit-hub
 PROXY_DIR  := $(HUB_ENV)/share/kithub-proxy
-KIT_CODE   := pyproject.toml $(shell find autograd_core grader graph_explorer deploy/hub/kithub -name '*.py' 2>/dev/null)
+# every file the package is built from (code, lessons, exercises): a change to any of them is copied
+KIT_CODE   := pyproject.toml $(shell find autograd_core grader graph_explorer learner build_backend course_files/*.py \
+                exercises notebooks deploy/hub/kithub -type f -not -path '*/__pycache__/*' -not -path '*/.ipynb_checkpoints/*' 2>/dev/null)
 HUB_GOAL   := $(or $(filter hub%,$(MAKECMDGOALS)),hub)
 
 hub-root:

@@ -13,7 +13,7 @@ from conftest import ROOT
 PACKAGE = ROOT / "deploy" / "hub" / "kithub"
 NAME = "kithub"
 #: what JupyterHub's configuration of the class may import of the recipe: what the hub runs, no set-up
-HUB_RUNS = {"spec", "runtime", "logins/__init__"}
+HUB_RUNS = {"spec", "runtime", "spawner", "logins/__init__"}
 
 
 def files():

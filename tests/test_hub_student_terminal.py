@@ -26,6 +26,7 @@ import pwd
 import re
 import secrets
 import shutil
+import subprocess
 import tempfile
 import threading
 import time
@@ -40,7 +41,7 @@ from kithub.accounts import remove_accounts
 from kithub.hub_process import Hub
 from kithub.runtime import PortsGiven
 from kithub.spec import ClassSpec, CourseSpec, new_password
-from hub_support import PROXY, checkout_closed
+from hub_support import HUB_ENV, PROXY, checkout_closed, require_hub
 
 HUB_ENV = (ROOT / ".venv-hub").resolve()
 PS1, PS1_NOTEBOOK = "ps1_autograd_basics", "autograd_basics.ipynb"
@@ -513,3 +514,80 @@ def test_two_servers_starting_at_once_are_never_given_the_same_port():
     assert ports.give("bob") == 8002  # 8001 is alice's, though her server has not bound it yet
     ports.take_back("alice")
     assert ports.give("carol") == 8001  # alice's server stopped: her port may be given again
+
+
+#: Run by the hub's own Python: a server is started by JupyterHub's LocalProcessSpawner and by the
+#: class's spawner (kithub/spawner.py) on a port that another server already holds (one that answers
+#: 404 at every address but its own, as a classmate's server does). The student's server cannot bind
+#: it and exits; JupyterHub's spawner still returns that port, and the proxy would send the student to
+#: the other server (seen once with 30 students starting at once); the class's starts it again on
+#: another port and returns once the server there answers as the student's.
+SPAWNED_ON_A_TAKEN_PORT = r"""
+import asyncio, http.server, json, sys, threading, urllib.request
+from jupyterhub import orm
+from jupyterhub.objects import Hub
+from jupyterhub.spawner import LocalProcessSpawner
+from jupyterhub.user import User
+from jupyterhub.utils import random_port
+from kithub.runtime import PortsGiven
+from kithub.spawner import OwnPortSpawner
+
+class Classmate(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(404); self.end_headers(); self.wfile.write(b"not found under /user/classmate/")
+    def log_message(self, *args): pass
+classmate = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Classmate)
+threading.Thread(target=classmate.serve_forever, daemon=True).start()
+taken = classmate.server_address[1]
+SERVER = '''
+import http.server, json, os, urllib.parse
+url = urllib.parse.urlparse(os.environ["JUPYTERHUB_SERVICE_URL"])
+class Own(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        ours = self.path == url.path + "api"
+        self.send_response(200 if ours else 404); self.end_headers()
+        self.wfile.write(json.dumps({"version": "the student's own"}).encode() if ours else b"{}")
+    def log_message(self, *args): pass
+http.server.HTTPServer((url.hostname, url.port), Own).serve_forever()
+'''
+db = orm.new_session_factory("sqlite://")()
+db.add(orm.User(name="nobody")); db.commit()
+
+async def start(spawner_class):
+    user = User(db.query(orm.User).one(), {}, db=db)
+    spawner = user._new_spawner("", spawner_class=spawner_class, cmd=[sys.executable, "-c", SERVER], hub=Hub(),
+                                notebook_dir="/tmp", http_timeout=60, interrupt_timeout=1, term_timeout=1, kill_timeout=1)
+    spawner.orm_spawner.server = orm.Server(base_url="/user/nobody/"); db.commit()
+    if spawner_class is LocalProcessSpawner:
+        spawner.port = taken
+    ip, port = await spawner.start()
+    await asyncio.sleep(2)
+    try:
+        answer = json.loads(urllib.request.urlopen(f"http://{ip}:{port}/user/nobody/api", timeout=10).read())
+    except Exception as error:
+        answer = repr(error)
+    running = await spawner.poll() is None
+    await spawner.stop()
+    return {"port": port, "answer": answer, "running": running}
+
+given = iter([taken])
+OwnPortSpawner.ports = PortsGiven(lambda: next(given, None) or random_port())
+print(json.dumps({"taken": taken, "jupyterhub": asyncio.run(start(LocalProcessSpawner)),
+                  "class": asyncio.run(start(OwnPortSpawner)), "ports_left": OwnPortSpawner.ports.given}))
+"""
+
+
+def test_a_server_whose_port_another_holds_starts_on_another_one_and_the_student_reaches_their_own(tmp_path):
+    require_hub("the class's spawner")
+    shown = subprocess.run([str(HUB_ENV / "bin" / "python"), "-c", SPAWNED_ON_A_TAKEN_PORT], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=180)
+    assert shown.returncode == 0, shown.stderr[-3000:]
+    result = json.loads(shown.stdout.strip().splitlines()[-1])
+    # JupyterHub's own spawner: its server exited, and its port leads to the classmate's server
+    assert result["jupyterhub"]["port"] == result["taken"] and not result["jupyterhub"]["running"]
+    assert "404" in result["jupyterhub"]["answer"]
+    # the class's: started again elsewhere, answering as the student's own; the port given back at stop
+    assert result["class"]["port"] != result["taken"] and result["class"]["running"]
+    assert result["class"]["answer"] == {"version": "the student's own"}
+    assert result["ports_left"] == {}
+    assert "on another port" in shown.stderr

@@ -22,6 +22,7 @@ One module per concern, in layers: a module imports only from its own layer or b
     2 config_files.py    nbgrader's and Jupyter's configuration of servers and services, the kernel spec, the terminals' commands
       courses.py         each course's exercises in its grader's home, its folder of the exchange
       runtime.py         what the hub imports as it runs: ports, runtime folders, the lessons at a first start
+      spawner.py         the students' servers: each on a port of its own, up only once it answers as theirs
       logins/            how people log in: a method per module (PAM, LTI 1.3, OpenID Connect), one entry each
     3 set_up.py          the class set up: the machine checked, accounts, configuration, courses
       hub_process.py     JupyterHub started and stopped for a set-up class
@@ -31,5 +32,5 @@ One module per concern, in layers: a module imports only from its own layer or b
       __main__.py        ``python -m kithub``
       jupyterhub_config.py  JupyterHub's configuration of the class (``jupyterhub -f``): spec, runtime, logins only
 
-Nothing is imported here: ``jupyterhub_config.py`` imports the three modules the hub needs and no more.
+Nothing is imported here: ``jupyterhub_config.py`` imports the four modules the hub needs and no more.
 """

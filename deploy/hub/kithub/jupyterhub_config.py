@@ -5,11 +5,12 @@
 # `python -m kithub` sets the class up (accounts, courses, exchange) and starts the hub with this file;
 # the class itself (who, which courses, ports) is $KIT_HUB_STATE/class.json. docs/deploy.md
 # explains each part and what to change for a real class (the authenticator above all). What the hub
-# runs of the kit is here and in the three modules below, nothing of the set-up.
+# runs of the kit is here and in the four modules below, nothing of the set-up.
 import os
 
 from kithub import runtime
 from kithub.logins import configure as configure_logins
+from kithub.spawner import OwnPortSpawner
 from kithub.spec import ClassSpec
 
 c = get_config()  # noqa: F821
@@ -30,7 +31,7 @@ c.JupyterHub.pid_file = str(state / "jupyterhub.pid")
 c.JupyterHub.cleanup_servers = True  # stopping the hub stops every user server
 
 # ---- each person's server runs as their own system account ----
-c.JupyterHub.spawner_class = "localprocess"
+c.JupyterHub.spawner_class = OwnPortSpawner  # LocalProcessSpawner, a port of its own for each server (kithub/spawner.py)
 c.Spawner.cmd = [str(spec.bin / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"
@@ -54,10 +55,8 @@ c.Spawner.start_timeout = 300
 
 
 # the student's own copy of the lessons on the first start of their server (as them), their runtime
-# folder, a port of its own; the port back when it stops (kithub/runtime.py)
-starts = runtime.ServerStarts(spec)
-c.Spawner.pre_spawn_hook = starts.before
-c.Spawner.post_stop_hook = starts.after
+# folder (kithub/runtime.py)
+c.Spawner.pre_spawn_hook = runtime.ServerStarts(spec).before
 
 # ---- courses: groups, roles, and a grader service per course ----
 groups, roles, services = {}, [], []

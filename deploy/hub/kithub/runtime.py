@@ -51,24 +51,20 @@ def private_runtime(spec: ClassSpec, account: str) -> Path:
 
 
 class ServerStarts:
-    """The spawner's hooks: before a server starts, the student's own copy of the lessons (on its first
-    start, made by a process of their own account: root never acts in a student's home), their runtime
-    folder and a port of its own; after it stops, the port back. The copying (both languages'
+    """The spawner's hook before a server starts: the student's own copy of the lessons (on its first
+    start, made by a process of their own account: root never acts in a student's home) and their
+    runtime folder (the server's port is the spawner's, ``spawner.py``). The copying (both languages'
     lessons) waits in a thread: in the hub's own loop, thirty students starting at once held the hub
     still long enough for its proxy's and servers' timers to run out."""
 
-    def __init__(self, spec: ClassSpec, ports: PortsGiven | None = None):
-        self.spec, self.ports = spec, ports or PortsGiven()
+    def __init__(self, spec: ClassSpec):
+        self.spec = spec
 
     async def before(self, spawner) -> None:
         failed = await asyncio.to_thread(give_lessons_as, spawner.user.name, self.spec.python, self.spec.lessons_copy)
         if failed:
             spawner.log.warning("%s: %s", spawner.user.name, failed)
         private_runtime(self.spec, spawner.user.name)
-        spawner.port = self.ports.give(spawner.user.name)
-
-    def after(self, spawner) -> None:
-        self.ports.take_back(spawner.user.name)
 
 
 #: How long the hub waits for a managed service's first answer when it starts it. A grader service is
