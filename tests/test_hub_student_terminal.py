@@ -43,7 +43,6 @@ from kithub.runtime import PortsGiven
 from kithub.spec import ClassSpec, CourseSpec, new_password
 from hub_support import HUB_ENV, PROXY, checkout_closed, require_hub
 
-HUB_ENV = (ROOT / ".venv-hub").resolve()
 PS1, PS1_NOTEBOOK = "ps1_autograd_basics", "autograd_basics.ipynb"
 
 pytestmark = pytest.mark.timeout(900)
