@@ -60,7 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     if "--" in argv:
         at = argv.index("--")
         argv, passthrough = argv[:at], argv[at + 1:]
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    if not argv and not passthrough:  # a bare `autograd-kit`: what it can do, as `git` and `pip` show
+        parser.print_help()
+        return 0
+    args = parser.parse_args(argv)
     args.passthrough = passthrough
     args.folder = Path(args.folder).expanduser() if args.folder else workspace.default_workspace()
     try:

@@ -305,3 +305,9 @@ def test_a_source_notebook_edited_after_the_release_is_noticed(course):
     later = time.time() + 5
     os.utime(source, (later, later))
     assert Course(course).changed_since_release(ASSIGNMENT) == [f"{ASSIGNMENT}.ipynb"]
+
+
+def test_a_bare_kitgrade_shows_its_commands(capsys):
+    assert kitgrade([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: kitgrade") and all(c in out for c in ("init", "release", "autograde", "check"))

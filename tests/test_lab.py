@@ -263,3 +263,9 @@ def test_an_edited_source_still_asks_for_a_rebuild(notebooks):
                       encoding="utf-8")
     found = build.problems(notebooks)
     assert found and all("run: python notebooks/build.py" in f for f in found)
+
+
+def test_a_bare_autograd_kit_shows_its_commands(capsys):
+    assert cli.main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: autograd-kit") and all(c in out for c in ("workspace", "lab", "reset"))

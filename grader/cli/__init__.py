@@ -78,7 +78,11 @@ def _quietly_closed() -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    if not (sys.argv[1:] if argv is None else argv):  # a bare `kitgrade`: its commands, as `git` and `pip` show
+        parser.print_help()
+        return 0
+    args = parser.parse_args(argv)
     try:
         os.getcwd()
     except FileNotFoundError:  # the folder the command was started in was removed (or moved) meanwhile
