@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import io
 import statistics
+import unicodedata
 
 from .student_text import CSP_META, for_html, for_terminal
 
@@ -82,13 +83,20 @@ def _group_text(group: dict, t: dict) -> str:
     return f"{group['what']}: {t['expected']} {group['expected']}, {t['got']} {group['got']}"
 
 
+def _cell(text: str, width: int, right: bool = False) -> str:
+    """``text`` padded to ``width`` columns of a terminal: a Chinese character takes two."""
+    shown = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    padding = " " * max(0, width - shown)
+    return padding + text if right else text + padding
+
+
 def terminal_table(data: dict, lang: str = "en") -> str:
     """The compact table printed in the terminal."""
     t = TEXT[lang]
     width = max([22] + [len(test["id"]) for test in data["tests"]])  # the columns stay in line under long names
     lines = [t["title"].format(a=data["assignment"]),
              "  " + _stats(data, t), "",
-             f"  {t['test']:<{width}} {t['pass_rate']:>10} {t['points']:>12}"]
+             f"  {_cell(t['test'], width)} {_cell(t['pass_rate'], 10, True)} {_cell(t['points'], 12, True)}"]
     for test in data["tests"]:
         rate = f"{test['passed']}/{test['count']}"
         lines.append(f"  {test['id']:<{width}} {rate:>10} {test['points']:>7g}/{test['max_score'] * test['count']:<4g}")
@@ -99,11 +107,12 @@ def terminal_table(data: dict, lang: str = "en") -> str:
         rows = [_written_row(answer) for answer in data["written"]]
         named = max([28] + [len(row[0]) for row in rows])
         lines += ["", t["written"] + ":",
-                  f"  {t['answer']:<{named}} {t['by_hand']:>8} {t['awaiting']:>9} {t['blank']:>10} {t['points']:>10}"]
+                  f"  {_cell(t['answer'], named)} {_cell(t['by_hand'], 8, True)} {_cell(t['awaiting'], 9, True)} "
+                  f"{_cell(t['blank'], 10, True)} {_cell(t['points'], 10, True)}"]
         for name, graded, waiting, blank, worth in rows:
             lines.append(f"  {name:<{named}} {graded:>8} {waiting:>9} {blank:>10} {worth:>10}")
     lines += ["", t["look"] + ":"]
-    lines += [f"  {for_terminal(f['student']):<12} {t[f['kind']]:<10} {for_terminal(_flag_reason(f, t))}"
+    lines += [f"  {_cell(for_terminal(f['student']), 12)} {_cell(t[f['kind']], 10)} {for_terminal(_flag_reason(f, t))}"
               for f in data["flags"]] or [f"  {t['none']}"]
     lines += ["", f"{t['time']}: {for_terminal(timing(data, t))}"]
     if data.get("changes") is not None:

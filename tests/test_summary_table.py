@@ -39,3 +39,21 @@ def test_the_columns_stay_in_line_under_long_names(lang):
     written = [line for line in lines if line.startswith("  written_")]
     assert len(written) == 2
     assert len({re.search(r"0/3 ", row).start() for row in written}) == 1, written  # graded by hand, one column
+
+
+def _shown(text: str) -> int:
+    """Columns ``text`` takes in a terminal (a Chinese character, two)."""
+    import unicodedata
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_each_header_ends_where_its_column_does_in_both_languages(lang):
+    lines = terminal_table(SUMMARY, lang).splitlines()
+    header = lines[lines.index(next(line for line in lines if line.startswith("  test_"))) - 1]
+    row = next(line for line in lines if line.startswith("  test_backward_again"))
+    # the pass rate's column ends under the header's second cell, the points' under the third
+    rate_end, points_end = re.search(r"\d/3", row).end(), re.search(r"\d/3\s+\d", row).end()
+    cells = list(re.finditer(r"\S+", header))
+    assert _shown(header[:cells[-2].end()]) == rate_end, (header, row)
+    assert _shown(header[:cells[-1].end()]) - rate_end > 0 and abs(_shown(header[:cells[-1].end()]) - points_end) <= 5
