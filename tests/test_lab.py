@@ -208,12 +208,8 @@ def test_the_lab_has_no_news_prompt_and_a_learners_lab_switches_off_nbgraders_in
     assert env["PATH"].split(":") == [os.path.dirname(os.path.abspath(sys.executable)), "/usr/bin"]  # kitgrade found
     assert lab.setting_defaults() == {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false",
                                                                                       "checkForUpdates": False}}
-    page = json.loads((lab.LEARNER_CONFIG / "labconfig" / "page_config.json").read_text())
-    assert sorted(page["disabledExtensions"]) == sorted(lab.INSTRUCTOR_TOOLS)
-    server = json.loads((lab.LEARNER_CONFIG / "jupyter_server_config.d" / "autograd-kit-learner.json").read_text())
-    assert server["ServerApp"]["jpserver_extensions"] == {
-        "nbgrader.server_extensions.formgrader": False, "nbgrader.server_extensions.assignment_list": False,
-        "nbgrader.server_extensions.course_list": False}  # validate_assignment (the Validate button) stays
+    # that the learner's lab shows no Create Assignment, no Formgrader and serves no formgrader is seen
+    # in a real JupyterLab in Chromium: tests/test_packaging.py (the learner's path from the wheel)
 
 
 def test_the_lab_check_finds_the_widget_extension():
