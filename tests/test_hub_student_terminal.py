@@ -516,11 +516,12 @@ def test_two_servers_starting_at_once_are_never_given_the_same_port():
 
 
 #: Run by the hub's own Python: a server is started by JupyterHub's LocalProcessSpawner and by the
-#: class's spawner (kithub/spawner.py) on a port that another server already holds (one that answers
-#: 404 at every address but its own, as a classmate's server does). The student's server cannot bind
-#: it and exits; JupyterHub's spawner still returns that port, and the proxy would send the student to
-#: the other server (seen once with 30 students starting at once); the class's starts it again on
-#: another port and returns once the server there answers as the student's.
+#: class's spawner (kithub/spawner.py) on a port that another account already holds (root's here: a
+#: server that answers as a Jupyter server at every address, as a classmate squatting ports could).
+#: The student's server cannot bind it and exits; JupyterHub's spawner still returns that port, and
+#: the proxy would send the student (their requests, their cookie) to the other server (a classmate's
+#: server was reached so once with 30 students starting at once); the class's starts it again on
+#: another port and returns once the socket there is the student's and answers as their server.
 SPAWNED_ON_A_TAKEN_PORT = r"""
 import asyncio, http.server, json, sys, threading, urllib.request
 from jupyterhub import orm
@@ -531,9 +532,9 @@ from jupyterhub.utils import random_port
 from kithub.runtime import PortsGiven
 from kithub.spawner import OwnPortSpawner
 
-class Classmate(http.server.BaseHTTPRequestHandler):
+class Classmate(http.server.BaseHTTPRequestHandler):  # one who answers as a Jupyter server at every address
     def do_GET(self):
-        self.send_response(404); self.end_headers(); self.wfile.write(b"not found under /user/classmate/")
+        self.send_response(200); self.end_headers(); self.wfile.write(json.dumps({"version": "a classmate's"}).encode())
     def log_message(self, *args): pass
 classmate = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Classmate)
 threading.Thread(target=classmate.serve_forever, daemon=True).start()
@@ -584,9 +585,9 @@ def test_a_server_whose_port_another_holds_starts_on_another_one_and_the_student
     result = json.loads(shown.stdout.strip().splitlines()[-1])
     # JupyterHub's own spawner: its server exited, and its port leads to the classmate's server
     assert result["jupyterhub"]["port"] == result["taken"] and not result["jupyterhub"]["running"]
-    assert "404" in result["jupyterhub"]["answer"]
+    assert result["jupyterhub"]["answer"] == {"version": "a classmate's"}
     # the class's: started again elsewhere, answering as the student's own; the port given back at stop
     assert result["class"]["port"] != result["taken"] and result["class"]["running"]
     assert result["class"]["answer"] == {"version": "the student's own"}
     assert result["ports_left"] == {}
-    assert "on another port" in shown.stderr
+    assert "is held by another account (uid 0)" in shown.stderr and "on another port" in shown.stderr

@@ -7,15 +7,19 @@ JupyterHub takes any answer below 500 on a server's port as the server being up 
 student to whatever answered. A port is free only until something binds it: if anything else took it
 between the moment it was given and the moment the student's server bound it (a classmate's server
 starting at the same moment, any process of the machine), the student's server exits (a single-user
-server never moves to another port) and the student would be sent to the other one. Here the start
-waits for the student's own server to answer at its own address, and when the server has exited or
-something else answers there, it starts again on another port.
+server never moves to another port) and the student would be sent to the other one, with their
+requests and cookies: a classmate who keeps a server of their own listening on many ports gets them.
+Here the start waits until the socket listening on the port is the student's account's (the kernel's
+table of sockets says whose each one is) and their server answers at their own address; when the
+server has exited or anything else holds the port, it starts again on another port.
 """
 from __future__ import annotations
 
 import asyncio
 import json
+import pwd
 import time
+from pathlib import Path
 
 from jupyterhub.spawner import LocalProcessSpawner
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError
@@ -53,14 +57,19 @@ class OwnPortSpawner(LocalProcessSpawner):
     async def own_server_problem(self, ip: str, port: int) -> str | None:
         """None once the server answers at the student's own address on ``port`` (or when
         ``http_timeout`` has passed: then JupyterHub's own wait decides, as for any slow server);
-        otherwise what is wrong: the server exited, or something else answers there."""
+        otherwise what is wrong: the server exited, another account listens on the port, or something
+        else answers at the student's address."""
         url = f"http://{ip}:{port}{self.server.base_url}api"
         client = AsyncHTTPClient()
+        own_uid = pwd.getpwnam(self.user.name).pw_uid
         deadline = time.monotonic() + self.http_timeout
         while time.monotonic() < deadline:
             status = await self.poll()
             if status is not None:
                 return f"exited (status {status}): something else holds the port"
+            others = listening_accounts(port) - {own_uid}
+            if others:
+                return f"is held by another account (uid {', '.join(map(str, sorted(others)))})"
             try:
                 response = await client.fetch(url, request_timeout=10, follow_redirects=False)
             except HTTPClientError as error:
@@ -69,9 +78,26 @@ class OwnPortSpawner(LocalProcessSpawner):
             except OSError:  # connection refused: not listening yet
                 pass
             else:
-                try:
-                    return None if "version" in json.loads(response.body) else f"is not a Jupyter server ({url})"
-                except ValueError:
-                    return f"is not a Jupyter server ({url} answered {response.code} with no JSON)"
+                if listening_accounts(port) == {own_uid}:  # the socket that answered is the student's
+                    try:
+                        return None if "version" in json.loads(response.body) else f"is not a Jupyter server ({url})"
+                    except ValueError:
+                        return f"is not a Jupyter server ({url} answered {response.code} with no JSON)"
             await asyncio.sleep(ASKED_EVERY_S)
         return None
+
+
+def listening_accounts(port: int) -> set[int]:
+    """The uids of the sockets listening on TCP ``port`` (any address, IPv4 or IPv6), as the kernel
+    lists them in /proc/net/tcp and tcp6 (state 0A: listening; the owner's uid, column 8)."""
+    uids = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) > 7 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                uids.add(int(fields[7]))
+    return uids
