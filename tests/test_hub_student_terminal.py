@@ -590,4 +590,4 @@ def test_a_server_whose_port_another_holds_starts_on_another_one_and_the_student
     assert result["class"]["port"] != result["taken"] and result["class"]["running"]
     assert result["class"]["answer"] == {"version": "the student's own"}
     assert result["ports_left"] == {}
-    assert "is held by another account (uid 0)" in shown.stderr and "on another port" in shown.stderr
+    assert "is held by another account (root)" in shown.stderr and "on another port" in shown.stderr

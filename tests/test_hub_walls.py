@@ -372,3 +372,28 @@ def test_the_checks_above_can_fail():
         (Path(scratch) / "copy").mkdir()
         shutil.copy(folder / BAITED, Path(scratch) / "copy")
         assert holds_the_canary(Path(scratch) / "copy")
+
+
+def test_the_hub_does_not_start_while_another_account_listens_on_one_of_the_class_ports(tmp_path):
+    # a student keeping a server on the proxy's API port or a grader service's would be answered to by
+    # JupyterHub as its own proxy (with the proxy's token) or the instructor's formgrader
+    require_hub("the hub's ports")
+    from browser_support import free_port
+    from kithub.hub_process import Hub
+    from kithub.spec import ClassSpec
+
+    ports = [free_port() for _ in range(4)]
+    spec = ClassSpec(state=str(tmp_path / "state"), courses=[CourseSpec(course_id="ad101", grader="nobody", port=ports[3])],
+                     passwords={}, hub_port=ports[0], hub_api_port=ports[1], proxy_api_port=ports[2])
+    (tmp_path / "state").mkdir()
+    for port, what in ((ports[2], "the proxy's API"), (ports[3], "course ad101's grader service")):
+        squatter = subprocess.Popen(["runuser", "-u", "nobody", "--", "python3", "-c",
+                                     f"import socket,time; s=socket.socket(); s.bind(('127.0.0.1', {port})); s.listen(); "
+                                     "print('listening', flush=True); time.sleep(120)"], stdout=subprocess.PIPE, text=True)
+        try:
+            assert squatter.stdout.readline().strip() == "listening"
+            with pytest.raises(SetupError, match=f"port {port}, {what}.*by nobody"):
+                Hub(spec, log_path=tmp_path / "hub.log").start(timeout=5)
+        finally:
+            squatter.kill()
+            squatter.wait()

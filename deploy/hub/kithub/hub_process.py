@@ -15,7 +15,7 @@ from pathlib import Path
 from .accounts import end_processes_of
 from .config_files import write_hub_api_address, write_kernel_spec
 from .errors import UMASK, SetupError, made_folder
-from .runtime import private_runtime
+from .runtime import accounts_named, listening_accounts, private_runtime
 from .spec import ClassSpec
 
 #: JupyterHub's configuration of the class (JupyterHub runs it: ``jupyterhub -f``)
@@ -54,6 +54,7 @@ class Hub:
         self.log_path.chmod(0o600)
         deadline = time.monotonic() + timeout
         for attempt in range(1, attempts + 1):
+            self.refuse_ports_held_by_others()
             self._log.write(f"--- kithub: starting JupyterHub (attempt {attempt})\n")
             self._log.flush()
             offset = self.log_path.stat().st_size
@@ -76,6 +77,19 @@ class Hub:
                 break
         raise SetupError(f"JupyterHub exited with {self.process.returncode}; its log ({self.log_path}):\n"
                          + self.log_tail())
+
+    def refuse_ports_held_by_others(self) -> None:
+        """Stop before JupyterHub starts while an account other than root listens on a port of the
+        class: JupyterHub would take its answers for its proxy's or a grader service's and send it the
+        proxy's token, the instructor's requests or the students' (``runtime.listening_accounts``)."""
+        ports = {"the hub (hub_port)": self.spec.hub_port, "the hub's API (hub_api_port)": self.spec.hub_api_port,
+                 "the proxy's API (proxy_api_port)": self.spec.proxy_api_port,
+                 **{f"course {c.course_id}'s grader service": c.port for c in self.spec.courses}}
+        held = [f"port {port}, {what}, by {accounts_named(others)}" for what, port in ports.items()
+                if (others := listening_accounts(port) - {0})]
+        if held:
+            raise SetupError("the class's ports must be free before the hub starts; held now: " + "; ".join(held)
+                             + " (end those processes, or give the class other ports in class.json)")
 
     def _wait_until_up(self, deadline: float) -> bool:
         while time.monotonic() < deadline:

@@ -9,6 +9,7 @@ import pwd
 import ssl
 import time
 from pathlib import Path
+from urllib.parse import urlparse
 
 from .lessons import give_lessons_as
 from .spec import ClassSpec
@@ -74,7 +75,9 @@ SERVICE_START_TIMEOUT = 180.0
 
 def wait_for_services_at_start(timeout: float = SERVICE_START_TIMEOUT) -> None:
     """Run in the hub (jupyterhub_config.py): a managed service's start returns once the service answers
-    on its URL, has exited, or ``timeout`` has passed.
+    on its URL, has exited, or ``timeout`` has passed; it fails (and JupyterHub exits) while another
+    account than the service's listens on its port, whose answers JupyterHub would take for the
+    service's and to which it would then send the instructor (``listening_accounts``).
 
     JupyterHub gives a managed service 10 s to answer and otherwise exits: in JupyterHub 5.5.4's
     jupyterhub/app.py, ``JupyterHub.start_service`` awaits ``service.start()``, then tries
@@ -98,7 +101,11 @@ def wait_for_services_at_start(timeout: float = SERVICE_START_TIMEOUT) -> None:
         context = make_ssl_context(app.internal_ssl_key, app.internal_ssl_cert, cafile=app.internal_ssl_ca,
                                    purpose=ssl.Purpose.CLIENT_AUTH)
         deadline = time.monotonic() + timeout
+        own_uid, port = pwd.getpwnam(self.user).pw_uid, urlparse(self.url).port
         while time.monotonic() < deadline and await self.spawner.poll() is None:
+            others = listening_accounts(port) - {own_uid}
+            if others:  # then any answer on the port would be taken for the service's: the hub stops here
+                raise RuntimeError(f"service {self.name}: port {port} is held by another account ({accounts_named(others)})")
             try:
                 await Server.from_orm(self.orm.server).wait_up(http=True, timeout=2, ssl_context=context)
                 return
@@ -107,3 +114,29 @@ def wait_for_services_at_start(timeout: float = SERVICE_START_TIMEOUT) -> None:
 
     start_and_wait.waits_for_the_first_answer = True
     Service.start = start_and_wait
+
+
+def listening_accounts(port: int) -> set[int]:
+    """The uids of the sockets listening on TCP ``port`` (any address, IPv4 or IPv6), as the kernel
+    lists them in /proc/net/tcp and tcp6 (state 0A: listening; the owner's uid, column 8)."""
+    uids = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) > 7 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                uids.add(int(fields[7]))
+    return uids
+
+
+def accounts_named(uids: set[int]) -> str:
+    """``uids`` as the accounts' names (the number where an account has none)."""
+    def name(uid: int) -> str:
+        try:
+            return pwd.getpwuid(uid).pw_name
+        except KeyError:
+            return f"uid {uid}"
+    return ", ".join(sorted(map(name, uids)))

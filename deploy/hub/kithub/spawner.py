@@ -19,12 +19,11 @@ import asyncio
 import json
 import pwd
 import time
-from pathlib import Path
 
 from jupyterhub.spawner import LocalProcessSpawner
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 
-from .runtime import PortsGiven
+from .runtime import PortsGiven, accounts_named, listening_accounts
 
 #: how many ports a server is started on before its start fails
 PORTS_TRIED = 3
@@ -69,7 +68,7 @@ class OwnPortSpawner(LocalProcessSpawner):
                 return f"exited (status {status}): something else holds the port"
             others = listening_accounts(port) - {own_uid}
             if others:
-                return f"is held by another account (uid {', '.join(map(str, sorted(others)))})"
+                return f"is held by another account ({accounts_named(others)})"
             try:
                 response = await client.fetch(url, request_timeout=10, follow_redirects=False)
             except HTTPClientError as error:
@@ -86,18 +85,3 @@ class OwnPortSpawner(LocalProcessSpawner):
             await asyncio.sleep(ASKED_EVERY_S)
         return None
 
-
-def listening_accounts(port: int) -> set[int]:
-    """The uids of the sockets listening on TCP ``port`` (any address, IPv4 or IPv6), as the kernel
-    lists them in /proc/net/tcp and tcp6 (state 0A: listening; the owner's uid, column 8)."""
-    uids = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            rows = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for row in rows:
-            fields = row.split()
-            if len(fields) > 7 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                uids.add(int(fields[7]))
-    return uids
