@@ -41,7 +41,7 @@ import pytest
 
 from browser_support import (IN_CI, JupyterLab, Notebook, artifacts_folder, count_colour, data_url_png,
                              launch_chromium, run_quietly, unavailable)
-from conftest import ROOT
+from kit_paths import ROOT
 from test_notebooks import LESSONS, key_results, shown_text
 
 ARTIFACTS = ROOT / "artifacts" / "browser"

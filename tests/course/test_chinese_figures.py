@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tokenize
 
-from conftest import ROOT
+from kit_paths import ROOT
 
 CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 

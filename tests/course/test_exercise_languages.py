@@ -17,7 +17,7 @@ import re
 import nbformat
 import pytest
 
-from conftest import ROOT
+from kit_paths import ROOT
 from test_notebooks import CHINESE_TERMS, code_without_words, structure
 
 EXERCISES = ROOT / "exercises"

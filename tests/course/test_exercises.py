@@ -26,7 +26,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import ROOT
+from kit_paths import ROOT
 
 nbgrader_api = pytest.importorskip("nbgrader.api")
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from kit_paths import ROOT
 from graph_explorer import (
     GraphExplorer, show_graph, arrange, count_ops, draw, extract_graph, fold_chains, has_saved_tensors, layout, render_png,
     saved_tensors_freed, trace_backward,

@@ -19,7 +19,7 @@ import nbformat
 import pytest
 
 import course_files
-from conftest import ROOT
+from kit_paths import ROOT
 from learner import cli, lab, workspace
 
 

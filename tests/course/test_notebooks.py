@@ -19,7 +19,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from conftest import ROOT
+from kit_paths import ROOT
 
 NOTEBOOKS = ROOT / "notebooks"
 # notebooks/build.py, loaded under its own name (other folders have a build.py too)

@@ -43,7 +43,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import ROOT
+from kit_paths import ROOT
 
 pytestmark = pytest.mark.slow
 

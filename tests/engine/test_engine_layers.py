@@ -11,7 +11,7 @@ import pytest
 import autograd_core
 from autograd_core import _speed, functional
 import layer_maps
-from conftest import ROOT
+from kit_paths import ROOT
 
 PACKAGE = ROOT / "autograd_core"
 

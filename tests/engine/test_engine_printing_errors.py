@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import autograd_core as torch
-from conftest import ROOT
+from kit_paths import ROOT
 
 
 def test_a_leaf_that_requires_grad_prints_requires_grad():

@@ -1,7 +1,7 @@
 """The functions the next chapters of the tutorials call (d2l ch. 2-5, the blitz, makemore, J. Johnson's
 examples), each compared with PyTorch 2.13: values, dtypes, graph nodes, errors and warnings.
 
-``same(program)`` runs ``program`` with ``m = autograd_core`` and ``m = torch`` (tests/engine_helpers.py).
+``same(program)`` runs ``program`` with ``m = autograd_core`` and ``m = torch`` (tests/engine/engine_helpers.py).
 """
 import subprocess
 import sys
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT
+from kit_paths import ROOT
 from engine_helpers import same
 
 torch = pytest.importorskip("torch")

@@ -4,15 +4,16 @@ import json
 import subprocess
 import sys
 import tomllib
+from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from conftest import ROOT
+from kit_paths import ROOT
 from test_tutorials import assert_prints_alike
 
-TUTORIALS = ROOT / "tests" / "tutorials"
+TUTORIALS = Path(__file__).resolve().parent / "tutorials"
 
 
 def run(script, *args, cwd):

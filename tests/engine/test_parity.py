@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SHARED
+from kit_paths import ROOT, SHARED
 
 PARITY = SHARED / "parity"
 SCRIPTS = sorted(PARITY.glob("s*.py"))

@@ -1,6 +1,6 @@
 """utils.data: TensorDataset and DataLoader batch, shuffle and collate as PyTorch's do.
 
-Shuffled orders are PyTorch's own (tests/test_random_vs_torch.py compares them with PyTorch's
+Shuffled orders are PyTorch's own (tests/engine/test_random_vs_torch.py compares them with PyTorch's
 after one seed); the tests here check what must hold for any order: every example once per
 epoch, a new order each epoch, the same order again from the same seed.
 """

@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import ROOT
+from kit_paths import ROOT
 from course_snapshots import ASSIGNMENT, FIXTURES
 from test_grader_faults import _solution
 
@@ -34,7 +34,7 @@ HUB_ENV = ROOT / ".venv-hub"
 def environments(request) -> dict[str, Path]:
     """A new venv per extra with nothing but the kit and that extra (installed side by side: pip mostly
     waits on the package index); ``{extra: its bin folder}``. The hub's is ``make hub-env``'s if it is built."""
-    # outside /tmp, where kits are usually installed (one under /tmp: tests/test_grader_walls.py)
+    # outside /tmp, where kits are usually installed (one under /tmp: tests/grader/test_grader_walls.py)
     tmp = Path(tempfile.mkdtemp(prefix="kit-extras-", dir="/var/tmp"))
     request.addfinalizer(lambda: shutil.rmtree(tmp, ignore_errors=True))
     found = {"hub": HUB_ENV / "bin"} if (HUB_ENV / ".installed").exists() else {}

@@ -29,7 +29,7 @@ import pytest
 from nbgrader.api import Gradebook, MissingEntry
 
 from browser_support import unavailable
-from conftest import ROOT
+from kit_paths import ROOT
 from course_snapshots import ASSIGNMENT, copy_course, make_course, snapshot
 from grader.cli import main as kitgrade
 from grader.sandbox.workers import alive

@@ -24,7 +24,7 @@ from html import unescape
 import nbformat
 import pytest
 
-from conftest import ROOT
+from kit_paths import ROOT
 from grader.cli import main as kitgrade
 
 PS1, PS2, PS3 = "ps1_autograd_basics", "ps2_build_your_own", "ps3_extending_autograd"

@@ -21,7 +21,7 @@ import pytest
 from course_snapshots import copy_course
 from grader.cli import main as kitgrade
 
-KIT = str(Path(__file__).resolve().parent.parent)  # the zygote's sys.path names this checkout
+KIT = str(Path(__file__).resolve().parents[2])  # the zygote's sys.path names this checkout
 
 FIXTURES = Path(__file__).resolve().parent / "grader_fixtures"
 ASSIGNMENT = "sample_ex"

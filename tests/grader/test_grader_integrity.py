@@ -22,7 +22,7 @@ import nbformat
 import pytest
 
 from grader.cli import main as kitgrade
-from conftest import ROOT
+from kit_paths import ROOT
 
 ASSIGNMENT = "ps1_autograd_basics"
 NOTEBOOK = "autograd_basics"

@@ -1,7 +1,6 @@
 """The grader's house rules, checked: imports go one way (down the layers drawn in ``grader/__init__.py``,
 imports inside functions counted too), no module is long and no function takes many parameters,
 and docs/grading.md's map names every module there is."""
-import ast
 import re
 import sys
 
@@ -9,7 +8,7 @@ import pytest
 
 import grader
 import layer_maps
-from conftest import ROOT
+from kit_paths import ROOT
 
 PACKAGE = ROOT / "grader"
 #: Where the rules are not met yet (file -> why): none today. A module over 350 lines or a function
@@ -24,75 +23,29 @@ def drawn_layers():
 
 def node_of(path):
     """``grader/autograde/run.py`` -> ``autograde/run``; ``grader/cli.py`` -> ``cli``."""
-    return "/".join(path.relative_to(PACKAGE).with_suffix("").parts)
-
-
-def unit_of(node):
-    return node.split("/")[0]
-
-
-def imports_of(path):
-    """The grader's modules a file imports, at the top or inside functions, as nodes."""
-    package = path.relative_to(ROOT).with_suffix("").parts[:-1]  # ("grader",) or ("grader", "autograde")
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level:
-            base = package[:len(package) - node.level + 1]
-            modules = [(*base, *node.module.split("."))] if node.module else [(*base, a.name) for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            modules = [tuple(node.module.split("."))]
-        elif isinstance(node, ast.Import):
-            modules = [tuple(a.name.split(".")) for a in node.names]
-        else:
-            continue
-        for parts in modules:
-            if parts[0] != "grader" or len(parts) < 2:
-                continue
-            target = PACKAGE.joinpath(*parts[1:])
-            if target.is_dir():  # a package: its __init__ (and, for `from pkg import mod`, that module)
-                found.add("/".join((*parts[1:], "__init__")))
-                if isinstance(node, ast.ImportFrom):
-                    found.update("/".join((*parts[1:], a.name)) for a in node.names
-                                 if (target / f"{a.name}.py").exists())
-            else:
-                found.add("/".join(parts[1:]))
-    return found - {node_of(path)}
+    return layer_maps.node_of(PACKAGE, path)
 
 
 def import_graph():
-    return {node_of(path): imports_of(path) for path in sorted(PACKAGE.rglob("*.py"))}
+    """The grader's modules and what each imports, at the top or inside functions (tests/support/layer_maps.py)."""
+    return layer_maps.import_graph(PACKAGE)
 
 
 def test_every_module_of_the_grader_is_on_the_map():
-    units = {unit_of(n) for n in import_graph()} - {"__init__"}
+    units = {layer_maps.unit_of(n) for n in import_graph()} - {"__init__"}
     assert units == set(drawn_layers())
 
 
 @pytest.mark.parametrize("unit", sorted(drawn_layers()))
 def test_a_module_imports_only_from_its_layer_or_below(unit):
     layers = drawn_layers()
-    above = {}
-    for node, imported in import_graph().items():
-        if unit_of(node) == unit:
-            above.update({d: layers[unit_of(d)] for d in imported
-                          if unit_of(d) in layers and layers[unit_of(d)] > layers[unit]})
+    above = layer_maps.imports_from_above(import_graph(), layers, unit)
     assert not above, f"{unit} (layer {layers[unit]}) imports from a layer above: {above}"
 
 
 def test_the_import_graph_has_no_cycle_counting_imports_inside_functions():
-    graph, state = import_graph(), {}
-
-    def visit(module, path):
-        if state.get(module) == "done":
-            return
-        assert state.get(module) != "open", f"import cycle: {' -> '.join(path + [module])}"
-        state[module] = "open"
-        for dep in sorted(graph.get(module, ())):
-            visit(dep, path + [module])
-        state[module] = "done"
-
-    for module in graph:
-        visit(module, [])
+    cycle = layer_maps.a_cycle(import_graph())
+    assert not cycle, f"import cycle: {' -> '.join(cycle)}"
 
 
 def test_the_cycle_check_sees_an_import_inside_a_function(tmp_path, monkeypatch):
@@ -102,13 +55,12 @@ def test_the_cycle_check_sees_an_import_inside_a_function(tmp_path, monkeypatch)
     (fake / "a.py").write_text("from .b import x\n")
     (fake / "b.py").write_text("def f():\n    from .a import y\n")
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
-    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     with pytest.raises(AssertionError, match="import cycle: a -> b -> a"):
         test_the_import_graph_has_no_cycle_counting_imports_inside_functions()
 
 
 def _files():
-    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+    return layer_maps.files(PACKAGE)
 
 
 @pytest.mark.parametrize("path", _files(), ids=lambda p: node_of(p))
@@ -121,13 +73,7 @@ def test_no_module_is_over_350_lines(path):
 
 @pytest.mark.parametrize("path", _files(), ids=lambda p: node_of(p))
 def test_no_function_takes_over_five_positional_or_eight_parameters(path):
-    crowded = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            positional = [a for a in node.args.posonlyargs + node.args.args if a.arg not in ("self", "cls")]
-            if len(positional) > 5 or len(positional) + len(node.args.kwonlyargs) > 8:
-                crowded.append(f"{node.name}: {len(positional)} positional, "
-                               f"{len(positional) + len(node.args.kwonlyargs)} in all")
+    crowded = layer_maps.crowded_functions(path)
     if crowded and str(path.relative_to(PACKAGE)) in NOT_YET:
         pytest.xfail(NOT_YET[str(path.relative_to(PACKAGE))])
     assert not crowded, f"{path.relative_to(ROOT)}: {crowded}"

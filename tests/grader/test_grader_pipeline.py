@@ -1,4 +1,4 @@
-"""The instructor's round trip, end to end, on the sample assignments in ``tests/grader_fixtures``.
+"""The instructor's round trip, end to end, on the sample assignments in ``tests/grader/grader_fixtures``.
 
 One course is initialised, released and graded for the whole module: every simulated submission
 (honest, broken, or cheating; see ``grader_fixtures/cases.py``) goes through the exchange or an LMS
@@ -257,7 +257,7 @@ def test_plain_nbgrader_agrees_on_honest_work_and_misgrades_the_tampering_cases(
 
 
 # ---- the kit's own exercises --------------------------------------------------------------------
-REAL_EXERCISES = Path(__file__).resolve().parent.parent / "exercises"
+REAL_EXERCISES = Path(__file__).resolve().parents[2] / "exercises"
 
 
 def _real_assignments() -> list[str]:

@@ -17,7 +17,7 @@ import pytest
 from grader.sandbox.bubblewrap import unavailable_because
 from grader.sandbox.workers import alive
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.skipif(unavailable_because() is not None, reason="zygotes run inside bubblewrap here")
 

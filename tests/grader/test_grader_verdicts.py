@@ -23,7 +23,7 @@ import nbformat
 import pytest
 
 from grader.cli import main as kitgrade
-from conftest import ROOT
+from kit_paths import ROOT
 
 PS1, PS2 = "ps1_autograd_basics", "ps2_build_your_own"
 NOTEBOOKS = {PS1: "autograd_basics", PS2: "build_your_own"}

@@ -32,7 +32,7 @@ import nbformat
 import pytest
 
 from browser_support import unavailable
-from conftest import ROOT
+from kit_paths import ROOT
 from course_snapshots import ASSIGNMENT, make_course, snapshot
 from grader.cli import main as kitgrade
 from grader_fixtures.cases import SOLUTIONS, answered

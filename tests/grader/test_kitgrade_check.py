@@ -20,7 +20,7 @@ import nbformat
 import pytest
 
 import course_files
-from conftest import ROOT
+from kit_paths import ROOT
 from grader.check import check_notebook
 from learner import workspace
 

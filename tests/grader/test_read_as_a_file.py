@@ -2,7 +2,7 @@
 file that gains a second name (a hard link) between its listing and its opening is not read.
 
 The listing's own refusals (a link, a pipe, a hard link already there) are tested end to end in
-``tests/test_collect_downloads.py`` and ``tests/test_hub.py``; this is the window between the two
+``tests/grader/test_collect_downloads.py`` and ``tests/hub/test_hub.py``; this is the window between the two
 looks, which no end-to-end run can hit on purpose.
 """
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import ROOT
+from kit_paths import ROOT
 from grader.cli import main as kitgrade
 from grader.summary import failure_key, flag_of
 

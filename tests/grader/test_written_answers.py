@@ -25,7 +25,7 @@ import shutil
 import nbformat
 import pytest
 
-from conftest import ROOT
+from kit_paths import ROOT
 from course_snapshots import copy_course, snapshot
 from grader.cli import main as kitgrade
 

@@ -22,10 +22,10 @@ minute on two cores; thirty students' servers, several)::
         with served_class(spec) as served:             # set up, served; stopped and removed afterwards
             yield served
 
-A module whose name starts with ``test_hub`` is in the ``hub`` group and, with ``make test``'s two
-workers, runs in the one worker that takes every module making system accounts, one at a time
-(tests/conftest.py), so its accounts, ports and the checkout's mode meet no other module's. Start
-only the servers a test needs: thirty at once are tests/test_hub_load.py's, which measures them.
+A module of tests/hub/ is in the ``hub`` group and, named in ``ONE_AT_A_TIME`` (tests/hub/conftest.py),
+runs with ``make test``'s two workers in the one worker that takes every module making system accounts, one
+at a time (tests/conftest.py), so its accounts, ports and the checkout's mode meet no other module's. Start
+only the servers a test needs: thirty at once are tests/hub/test_hub_load.py's, which measures them.
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from browser_support import Notebook, free_port, unavailable
-from conftest import ROOT
+from kit_paths import ROOT
 from kithub import set_up
 from kithub.accounts import account_exists, as_account, processes_of, remove_accounts
 from kithub.backup import teardown

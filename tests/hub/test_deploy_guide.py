@@ -56,7 +56,7 @@ from pathlib import Path
 import pytest
 
 from browser_support import unavailable
-from conftest import ROOT
+from kit_paths import ROOT
 from hub_client import Student
 from kithub import banner
 from kithub.accounts import ACCOUNTS_FILE

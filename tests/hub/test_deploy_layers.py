@@ -1,4 +1,4 @@
-"""The hub recipe's house rules, checked as the grader's are (tests/test_grader_layers.py): imports go one way
+"""The hub recipe's house rules, checked as the grader's are (tests/grader/test_grader_layers.py): imports go one way
 (down the layers drawn in ``deploy/hub/kithub/__init__.py``; imports inside functions, and modules named in
 a string to be imported later, counted too), no module is long, no function takes many parameters, the hub's
 configuration imports only what the hub runs, and docs/deploy.md's map names every module there is."""
@@ -8,7 +8,7 @@ import re
 import pytest
 
 import layer_maps
-from conftest import ROOT
+from kit_paths import ROOT
 
 PACKAGE = ROOT / "deploy" / "hub" / "kithub"
 NAME = "kithub"
@@ -17,16 +17,12 @@ HUB_RUNS = {"spec", "runtime", "logins/__init__"}
 
 
 def files():
-    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+    return layer_maps.files(PACKAGE)
 
 
 def node_of(path):
     """``kithub/lti/tool.py`` -> ``lti/tool``; ``kithub/cli.py`` -> ``cli``."""
-    return "/".join(path.relative_to(PACKAGE).with_suffix("").parts)
-
-
-def unit_of(node):
-    return node.split("/")[0]
+    return layer_maps.node_of(PACKAGE, path)
 
 
 def drawn_layers():
@@ -34,84 +30,31 @@ def drawn_layers():
     return layer_maps.drawn_layers(ast.get_docstring(ast.parse((PACKAGE / "__init__.py").read_text())))
 
 
-def _resolve(parts, node, found):
-    """Add the package's module (or package, as its ``__init__``) named by ``parts`` (after ``kithub``)."""
-    target = PACKAGE.joinpath(*parts)
-    if target.is_dir():
-        found.add("/".join((*parts, "__init__")))
-        if isinstance(node, ast.ImportFrom):
-            found.update("/".join((*parts, a.name)) for a in node.names if (target / f"{a.name}.py").exists())
-    elif target.with_suffix(".py").exists():
-        found.add("/".join(parts))
-    elif len(parts) > 1:  # `from kithub.spec import ClassSpec`: the module, not its name
-        _resolve(parts[:-1], None, found)
-
-
-def _resolved(parts):
-    found = set()
-    _resolve(parts, None, found)
-    return found
-
-
 def imports_of(path):
-    """The package's modules a file imports (at the top or inside functions) or names in a string
+    """The recipe's modules a file imports (at the top or inside functions) or names in a string
     (``"kithub.lti.login"``, a login method's registry entry; ``-m kithub.lessons``, a command), as nodes."""
-    package = path.relative_to(ROOT / "deploy" / "hub").with_suffix("").parts[:-1]  # ("kithub",) or ("kithub", "lti")
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level:
-            base = package[:len(package) - node.level + 1]
-            modules = [(*base, *node.module.split("."))] if node.module else [(*base, a.name) for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            modules = [tuple(node.module.split("."))]
-        elif isinstance(node, ast.Import):
-            modules = [tuple(a.name.split(".")) for a in node.names]
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            modules = [tuple(m.split(".")) for m in re.findall(rf"\b{NAME}(?:\.\w+)+\b", node.value)]
-        else:
-            continue
-        for parts in modules:
-            if parts == (NAME,) and isinstance(node, ast.ImportFrom):  # `from kithub import runtime`
-                found.update(n for a in node.names for n in _resolved((a.name,)))
-            elif parts[0] == NAME and len(parts) > 1:
-                _resolve(parts[1:], node if isinstance(node, ast.ImportFrom) else None, found)
-    return found - {node_of(path)}
+    return layer_maps.imports_of(PACKAGE, path, named_in_strings=True)
 
 
 def import_graph():
-    return {node_of(path): imports_of(path) for path in files()}
+    return layer_maps.import_graph(PACKAGE, named_in_strings=True)
 
 
 def test_every_module_of_the_recipe_is_on_the_map():
-    units = {unit_of(n) for n in import_graph()} - {"__init__"}
+    units = {layer_maps.unit_of(n) for n in import_graph()} - {"__init__"}
     assert units == set(drawn_layers())
 
 
 @pytest.mark.parametrize("unit", sorted(drawn_layers()))
 def test_a_module_imports_only_from_its_layer_or_below(unit):
     layers = drawn_layers()
-    above = {}
-    for node, imported in import_graph().items():
-        if unit_of(node) == unit:
-            above.update({d: layers[unit_of(d)] for d in imported
-                          if unit_of(d) in layers and layers[unit_of(d)] > layers[unit]})
+    above = layer_maps.imports_from_above(import_graph(), layers, unit)
     assert not above, f"{unit} (layer {layers[unit]}) imports from a layer above: {above}"
 
 
 def test_the_import_graph_has_no_cycle_counting_imports_inside_functions():
-    graph, state = import_graph(), {}
-
-    def visit(module, path):
-        if state.get(module) == "done":
-            return
-        assert state.get(module) != "open", f"import cycle: {' -> '.join(path + [module])}"
-        state[module] = "open"
-        for dep in sorted(graph.get(module, ())):
-            visit(dep, path + [module])
-        state[module] = "done"
-
-    for module in graph:
-        visit(module, [])
+    cycle = layer_maps.a_cycle(import_graph())
+    assert not cycle, f"import cycle: {' -> '.join(cycle)}"
 
 
 def test_the_checks_see_an_import_inside_a_function_and_a_module_named_in_a_string(tmp_path, monkeypatch):
@@ -123,7 +66,6 @@ def test_the_checks_see_an_import_inside_a_function_and_a_module_named_in_a_stri
     (fake / "b.py").write_text("def f():\n    from .c import y\n")
     (fake / "c.py").write_text('METHODS = {"a": "kithub.a"}\n')
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
-    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     assert import_graph() == {"a": {"b"}, "b": {"c"}, "c": {"a"}}
     with pytest.raises(AssertionError, match="import cycle: a -> b -> c -> a"):
         test_the_import_graph_has_no_cycle_counting_imports_inside_functions()
@@ -137,13 +79,7 @@ def test_no_module_is_over_350_lines(path):
 
 @pytest.mark.parametrize("path", files(), ids=node_of)
 def test_no_function_takes_over_five_positional_or_eight_parameters(path):
-    crowded = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            positional = [a for a in node.args.posonlyargs + node.args.args if a.arg not in ("self", "cls")]
-            if len(positional) > 5 or len(positional) + len(node.args.kwonlyargs) > 8:
-                crowded.append(f"{node.name}: {len(positional)} positional, "
-                               f"{len(positional) + len(node.args.kwonlyargs)} in all")
+    crowded = layer_maps.crowded_functions(path)
     assert not crowded, f"{path.relative_to(ROOT)}: {crowded}"
 
 
@@ -157,7 +93,7 @@ def test_the_hubs_configuration_imports_only_what_the_hub_runs():
         if node not in seen:
             seen.add(node)
             todo += graph.get(node, ())
-    assert not {unit_of(n) for n in seen} & {"set_up", "backup", "cli", "hub_process", "courses", "config_files"}, seen
+    assert not {layer_maps.unit_of(n) for n in seen} & {"set_up", "backup", "cli", "hub_process", "courses", "config_files"}, seen
 
 
 def test_nothing_of_the_recipe_edits_sys_path_or_runs_a_program_kept_in_a_string():

@@ -53,7 +53,7 @@ from pathlib import Path
 import pytest
 
 from browser_support import IN_CI, artifacts_folder, free_port, launch_chromium, unavailable
-from conftest import ROOT
+from kit_paths import ROOT
 from kithub import banner, set_up
 from kithub.accounts import account_exists, processes_of, remove_accounts
 from kithub.hub_process import Hub

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from browser_support import artifacts_folder, launch_chromium
-from conftest import ROOT
+from kit_paths import ROOT
 from hub_support import PS1, PS1_NOTEBOOK, Person, one_course_class, python_as, require_hub, run_as, served_class
 
 ARTIFACTS = ROOT / "artifacts" / "hub-instructor-pages"

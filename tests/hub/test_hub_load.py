@@ -3,7 +3,7 @@
 A class of one course (ps1 released) and 30 students with real system accounts is set up as
 ``make hub`` sets one up (accounts created here and removed afterwards) and served on 127.0.0.1.
 All 30 then, at the same moment, each from a thread of its own and as HTTP clients only
-(tests/hub_client.py: the login form, the hub's REST API, their server's Jupyter REST API and
+(tests/hub/hub_client.py: the login form, the hub's REST API, their server's Jupyter REST API and
 kernel websocket, nbgrader's assignment handlers): log in, start their server, open lesson 1 and
 run its first code cells in a kernel, fetch ps1, save it, and submit it. The instructor collects,
 autogrades and releases the feedback (``kitgrade``, as the course's grader account); then all 30
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from kit_paths import ROOT
 from hub_client import Student
 from hub_support import PS1, PS1_NOTEBOOK, memory_of, one_course_class, require_hub, run_as, served_class
 
@@ -187,7 +187,7 @@ def test_thirty_students_log_in_work_submit_and_fetch_feedback_at_once(crowd):
     }
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "load.json").write_text(json.dumps(figures, indent=1))
-    lines = [f"{len(students)} students at once on {os.cpu_count()} cores (tests/test_hub_load.py); set-up {figures['set_up_s']} s",
+    lines = [f"{len(students)} students at once on {os.cpu_count()} cores (tests/hub/test_hub_load.py); set-up {figures['set_up_s']} s",
              "phases: " + ", ".join(f"{k} {v}" for k, v in figures["phases"].items()), "",
              f"{'request':<20}{'n':>5}{'median s':>10}{'p90 s':>8}{'p95 s':>8}{'max s':>8}"]
     for what, p in figures["requests"].items():

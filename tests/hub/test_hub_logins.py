@@ -2,7 +2,7 @@
 
 The LMS is ``lms_platform.Platform``, started here on 127.0.0.1: an LTI 1.3 platform and an OpenID
 provider that sign their tokens with their own RSA key and publish it (JWKS). The hub is the class's
-(deploy/hub/kithub/jupyterhub_config.py with real system accounts, as tests/test_hub.py sets it up), its
+(deploy/hub/kithub/jupyterhub_config.py with real system accounts, as tests/hub/test_hub.py sets it up), its
 authenticator chosen by class.json's ``logins``: ltiauthenticator's LTI 1.3 authenticator first,
 then oauthenticator's GenericOAuthenticator (the hub is started again with the other login). In
 Chromium, a launch follows the LMS's auto-submitting forms as a student's browser does:
@@ -26,7 +26,7 @@ Chromium, a launch follows the LMS's auto-submitting forms as a student's browse
   stranger is refused.
 
 The tests run in the order written and build on each other (the grades need the launches
-above), as tests/test_hub.py's do. Needs root (accounts), ``make hub-env``, Chromium and Playwright; without them the tests skip,
+above), as tests/hub/test_hub.py's do. Needs root (accounts), ``make hub-env``, Chromium and Playwright; without them the tests skip,
 except in CI (``CI=true``), where they fail.
 """
 from __future__ import annotations
@@ -48,7 +48,7 @@ import requests
 from cryptography.hazmat.primitives import serialization
 
 from browser_support import artifacts_folder, free_port, launch_chromium, unavailable
-from conftest import ROOT
+from kit_paths import ROOT
 from kithub import banner
 from kithub.accounts import account_exists, create_accounts, remove_accounts
 from kithub.backup import teardown
@@ -86,7 +86,7 @@ def platform():
 
 def _set_up(spec) -> None:
     """The class's accounts, configuration and course folders, as ``kithub.set_up.setup`` makes them, without
-    releasing assignments (a login needs none; that part is tests/test_hub.py's)."""
+    releasing assignments (a login needs none; that part is tests/hub/test_hub.py's)."""
     spec.root.chmod(0o755)
     spec.save()
     create_accounts(spec)

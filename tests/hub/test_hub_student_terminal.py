@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from browser_support import free_port, unavailable
-from conftest import ROOT
+from kit_paths import ROOT
 from kithub import set_up
 from kithub.accounts import remove_accounts
 from kithub.hub_process import Hub
@@ -465,7 +465,7 @@ def _course_lines(hub) -> dict[str, list[str]]:
 
 
 def test_a_students_walk_of_the_file_system_reaches_shared_memory_and_run_time_files(hub, students):
-    """tests/test_hub.py walks the whole file system as each student; the walk also reads shared memory
+    """tests/hub/test_hub.py walks the whole file system as each student; the walk also reads shared memory
     (/dev/shm), run-time files (/run) and files without a suffix in scratch places, where a process of
     the class could leave a copy. Here a copy of a hidden test is left in each, readable by all: every
     student's walk, from their own terminal, finds both, and nothing else of the course."""

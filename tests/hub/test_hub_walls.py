@@ -40,7 +40,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from kit_paths import ROOT
 from kithub.backup import backup_class
 from kithub.courses import harden_exchange, prepare_exchange
 from kithub.errors import SetupError

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from kit_paths import ROOT
 
 #: In CI a missing browser or Playwright fails the test instead of skipping it.
 IN_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")

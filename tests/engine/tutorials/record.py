@@ -17,7 +17,7 @@ import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).parent
-ROOT = HERE.parent.parent
+ROOT = HERE.parents[2]
 
 
 def sources():
