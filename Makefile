@@ -48,7 +48,8 @@ lab-check: $(VENV)/.lab
 # The tests marked `alone` first, by themselves (the hub's load test, whose figures must be the
 # hub's, and the grader's fault tests, which look for processes left anywhere); then the others in two workers (pytest-xdist), each module
 # whole in one of them, the modules that make system accounts or serve a hub one after another in
-# one worker, first (tests/conftest.py's scheduler). TEST_WORKERS=0 runs them in one process.
+# one worker, first (tests/conftest.py's scheduler, by what each folder's conftest.py says of its modules).
+# TEST_WORKERS=0 runs them in one process.
 TEST_WORKERS ?= 2
 test: setup-test fonts $(if $(AS_ROOT),hub-env)
 	$(BIN)/ruff check .
@@ -56,8 +57,8 @@ test: setup-test fonts $(if $(AS_ROOT),hub-env)
 	$(BIN)/python -m pytest -m "not alone" -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 # The inner loop (under five minutes on two cores): the engine against PyTorch and the grader's
-# rules, no class graded, no lab, no hub. The groups are marked as the code is (tests/conftest.py):
-# `pytest -m engine`, `-m course`, `-m grader`, `-m hub`; `make test` is the whole suite, as CI runs it.
+# rules, no class graded, no lab, no hub. The groups are the folders of tests/, as the code is:
+# `pytest -m engine` (tests/engine/), `-m course`, `-m grader`, `-m hub`; `make test` is the whole suite, as CI runs it.
 test-quick: setup-test
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -m quick -q
@@ -150,7 +151,7 @@ $(PROXY_DIR)/.installed: deploy/hub/package.json deploy/hub/package-lock.json | 
 	ln -sfn $(PROXY_DIR)/node_modules/.bin/configurable-http-proxy $(HUB_ENV)/bin/configurable-http-proxy
 	touch $@
 
-# systemd-analyze checks the production guide's systemd units (tests/test_deploy_guide.py): Debian's
+# systemd-analyze checks the production guide's systemd units (tests/hub/test_deploy_guide.py): Debian's
 # systemd package, installed only where the command is missing (and apt-get is there).
 hub-tools:
 	@command -v systemd-analyze >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || { \

@@ -7,7 +7,7 @@
     print(x.grad)          # tensor([[4.5000, 4.5000], [4.5000, 4.5000]])
 
 Where things live, in layers. A module imports only from layers below its own, so
-the engine reads bottom up (tests/test_engine_layers.py holds the code to this map):
+the engine reads bottom up (tests/engine/test_engine_layers.py holds the code to this map):
 
     10 __init__.py    the package: torch.<name> for every registered operation
     9  run.py         python -m autograd_core.run script.py, %load_ext autograd_core: the engine as torch

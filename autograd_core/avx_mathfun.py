@@ -11,7 +11,7 @@ The compiler turns the header's ``a * b + c`` into fused multiply-adds (one roun
 two); the ``fma`` calls below are those. Which ones are fused was found by comparing with
 PyTorch's output: without the fused polynomial steps, the log's ``y * z + e * q1`` or the
 cosine's ``y * z - z / 2``, a few numbers in a thousand differ; with them, millions out of
-millions agree bit for bit (tests/test_random_vs_torch.py). In the range reduction, fused or not
+millions agree bit for bit (tests/engine/test_random_vs_torch.py). In the range reduction, fused or not
 gives the same float32 on every input tried.
 
 Altered source: a NumPy transcription of avx_mathfun.h, constants kept verbatim.

@@ -30,7 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "grader"))  # grader_fixtures
 
 import nbformat  # noqa: E402
 from nbgrader.api import Gradebook  # noqa: E402
@@ -159,7 +159,7 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=16, help="submissions")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workers", type=int, default=0, help="kit workers (0: one per core)")
-    parser.add_argument("--exercises", default=str(ROOT / "tests" / "grader_fixtures" / "exercises"))
+    parser.add_argument("--exercises", default=str(ROOT / "tests" / "grader" / "grader_fixtures" / "exercises"))
     parser.add_argument("--assignment", default="sample_ex")
     parser.add_argument("--dask", default="1,2", help="worker processes of the dask clusters to time ('' for none)")
     parser.add_argument("--local-clusters", default="1,2",

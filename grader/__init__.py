@@ -8,7 +8,7 @@ notebooks import ``grader.checks`` and hub configs name ``grader.hub_exchange``,
 keeps its name.
 
 The layers, bottom up: a module imports only from its own layer or below, and no import (at the
-top of a file or inside a function) closes a circle (``tests/test_grader_layers.py``):
+top of a file or inside a function) closes a circle (``tests/grader/test_grader_layers.py``):
 
     0 errors.py          what a user can get wrong (one line, exit 2), and a bug of the kit
       settings.py        ``c.KitGrade``: every default of the kit's settings, in one place

@@ -5,7 +5,7 @@ An exercise notebook names its language in its metadata, ``{"kitgrade": {"langua
 English: the field is in the student's file, so a changed one only changes the words they read.
 What an instructor reads (reports, findings, errors of the course) stays in English.
 
-The Chinese follows the course's glossary (``tests/test_notebooks.py``): it speaks to the learner
+The Chinese follows the course's glossary (``tests/course/test_notebooks.py``): it speaks to the learner
 as 你, never of 用户.
 """
 

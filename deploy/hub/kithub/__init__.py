@@ -9,7 +9,7 @@ checkout, which holds the course (solutions and hidden tests). Run as root: it c
 
 One module per concern, in layers: a module imports only from its own layer or below, and no import
 (at the top of a file or inside a function, or a module named in a string) closes a circle
-(``tests/test_deploy_layers.py``):
+(``tests/hub/test_deploy_layers.py``):
 
     0 errors.py          what a user can get wrong, in one line; a command that must succeed
       spec.py            the class specification (class.json): its courses, where everything of the class is
