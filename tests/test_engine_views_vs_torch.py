@@ -181,6 +181,79 @@ def test_a_saved_view_changed_through_its_base_is_caught_at_backward():
     same(program)
 
 
+# Every way of writing into a tensor in place bumps its version (and makes its views' grad_fn anew)
+# where PyTorch does, and only there.
+def _write_out(m, a, leaf=None):
+    m.add(m.ones(3), m.ones(3), out=a)
+
+
+def _resize(shape):
+    return lambda m, a, leaf: a.resize_(*shape)
+
+
+def _batch_norm_step(m, a, leaf):
+    bn = m.nn.BatchNorm1d(3)
+    bn.running_mean = a  # a buffer the layer updates in place when training: PyTorch's kernel bumps nothing
+    bn(m.arange(6.0).reshape(2, 3))
+
+
+def _accumulate_grad(m, a, leaf):
+    (leaf * 5).sum().backward()  # into leaf.grad, which is a
+
+
+def _leaf_and_its_grad(m):
+    x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (x ** 3).sum().backward(create_graph=True)  # x.grad requires grad: a second backward adds into it in place
+    return x, x.grad
+
+
+WRITES = {"out=": _write_out, "resize_ to another shape": _resize((1, 3)), "resize_ to its own shape": _resize((3,)),
+          "BatchNorm's running stats": _batch_norm_step, "a leaf's .grad, accumulated": _accumulate_grad}
+
+
+@pytest.mark.parametrize("how", sorted(WRITES))
+def test_a_saved_tensor_written_in_place_is_caught_at_backward_where_pytorch_catches_it(how):
+    def program(m):
+        w = m.tensor([1.0, -1.0, 2.0], requires_grad=True)
+        leaf, a = _leaf_and_its_grad(m) if how == "a leaf's .grad, accumulated" else (None, m.zeros(3))
+        before = a._version
+        z = w * a  # saves a
+        WRITES[how](m, a, leaf)
+        try:
+            z.sum().backward()
+        except RuntimeError as error:  # (the words: other tests; here, whether it is caught)
+            return a._version - before, "modified by an inplace operation" in str(error)
+        return a._version - before, w.grad
+    same(program, check_warnings=False)  # (out= resizing warns once per process in PyTorch)
+
+
+@pytest.mark.parametrize("how", ["out=", "a leaf's .grad, accumulated"])
+def test_a_view_of_a_tensor_written_in_place_makes_its_grad_fn_anew(how):
+    def program(m):
+        if how == "out=":
+            x = m.ones(3, requires_grad=True)
+            a = x * 2
+            v = a[1:]
+            with m.no_grad():  # (out= refuses a tensor that requires grad while recording)
+                _write_out(m, a)
+        else:
+            leaf, a = _leaf_and_its_grad(m)
+            v = a[1:]
+            _accumulate_grad(m, a, leaf)
+        return v.grad_fn.name(), a._version == v._version
+    same(program)
+
+
+def test_a_batch_norm_layer_starts_with_its_buffers_at_version_one():
+    def program(m):
+        bn = m.nn.BatchNorm1d(3)
+        before = [b._version for b in (bn.running_mean, bn.running_var, bn.num_batches_tracked)]
+        bn(m.arange(6.0).reshape(2, 3))
+        bn.reset_running_stats()
+        return before, [b._version for b in (bn.running_mean, bn.running_var, bn.num_batches_tracked)], bn.running_var
+    same(program)
+
+
 def test_a_reshape_that_must_copy_is_not_a_view():
     def program(m):
         y = grid(m).clone().t()
