@@ -489,6 +489,31 @@ def test_setitem_broadcasts_a_value_with_leading_ones_and_converts_its_dtype():
     same(program)
 
 
+@pytest.mark.parametrize("target, value, key", [((2, 3), (1, 1, 3), slice(0, 1)), ((2, 1, 3), (1, 3), slice(0, 1)),
+                                                ((2, 3), (1, 3), 0), ((2, 3), (1, 1), (0, 1)), ((3, 4), (1, 4), slice(None))])
+def test_setitem_records_a_value_with_leading_ones_viewed_without_them_then_expanded(target, value, key):
+    # PyTorch drops every leading 1 of a value of another shape (a view), then expands it to fit
+    def program(m):
+        x = m.zeros(target, requires_grad=True).clone()
+        v = m.arange(1.0, 1.0 + m.Size(value).numel()).reshape(value).requires_grad_()
+        x[key] = v
+        x.pow(2).sum().backward()
+        return x, x.grad_fn.next_functions[-1][0].next_functions[0][0], v.grad
+    same(program)
+
+
+def test_a_list_assigned_to_an_element_is_refused_with_or_without_grad():
+    def program(m):
+        errors = []
+        for y in (m.zeros(3), m.zeros(3, requires_grad=True).clone()):
+            try:
+                y[0:2] = [1.0, 2.0]
+            except TypeError as error:
+                errors.append(str(error))
+        return errors
+    same(program)
+
+
 def test_fill_with_a_0d_tensor_sends_its_gradient_to_it():
     def program(m):
         v = m.tensor(2.0, requires_grad=True)
