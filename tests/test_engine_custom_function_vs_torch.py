@@ -5,9 +5,9 @@ once it works, differentiated twice it raises PyTorch's error), and PyTorch 2.0'
 without ``ctx`` and a ``setup_context`` that prepares it."""
 import pytest
 
-from engine_helpers import same
+from engine_helpers import import_torch, same
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 pytestmark = pytest.mark.usefixtures("speed_both_ways")  # with the engine's shortcuts on, and off
 
 

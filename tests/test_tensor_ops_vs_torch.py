@@ -4,9 +4,9 @@ printing and errors."""
 import numpy as np
 import pytest
 
-from engine_helpers import same
+from engine_helpers import import_torch, same
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 
 RNG = np.random.default_rng(3)
 A = RNG.standard_normal((3, 4))

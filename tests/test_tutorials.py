@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from engine_helpers import import_torch
 from tutorials.record import run
 
 HERE = Path(__file__).parent / "tutorials"
@@ -68,7 +69,7 @@ def printed_by_engine():
 
 @pytest.fixture(scope="module")
 def printed_by_torch():
-    pytest.importorskip("torch")
+    import_torch()
     return run("torch", QUICK_ONES)
 
 
