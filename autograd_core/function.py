@@ -235,6 +235,7 @@ class Function:
         name = cls.__name__ + "Backward"
         cls._backward_cls = type(name, (BackwardCFunction,), {"_forward_cls": cls,
                                                               "_shown_as": f"torch.autograd.function.{name}"})
+        cls._forward_signature = None  # inspect.signature(cls.forward), on the first apply that needs it
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError(
@@ -277,7 +278,10 @@ class Function:
         ctx = cls._backward_cls()
         separate_setup = cls.setup_context is not Function.setup_context
         if separate_setup:  # setup_context sees every argument, defaults filled in (as PyTorch binds them)
-            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            signature = cls._forward_signature
+            if signature is None:  # once per class: inspect.signature costs more than a small op
+                signature = cls._forward_signature = inspect.signature(cls.forward)
+            bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
             args, kwargs = bound.args, bound.kwargs
         record = grad_mode._State.enabled and any(isinstance(a, Tensor) and a._requires_grad for a in args)

@@ -249,7 +249,7 @@ class AccumulateGrad(Node):
             leaf._grad = leaf._grad + grad
         else:
             leaf._grad._data += grad._data  # in place, like PyTorch: x.grad keeps its identity
-            leaf._grad._version_counter.value += 1
+            leaf._grad._version_counter.bump()
 
 
 # -- what a backward formula returned, brought to its inputs' shapes -------------------------

@@ -157,25 +157,23 @@ def setitem(self, key, value):
     _check_index(self, items)
     if key is False or (type(key) is tuple and builtins.any(k is False for k in key)):
         return  # x[False] = v selects nothing
+    if isinstance(value, list):
+        raise TypeError(f"can't assign a list to a torch.{self.dtype.legacy_name}")
     recording = grad_mode._State.enabled and (self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
     if not recording and 0 not in self._data.strides and not (
             isinstance(value, Tensor) and np.may_share_memory(self._data, value._data)):
         # (else the general path below: a stride of 0, where only the part written may not repeat; a value
         # in self's own memory, which PyTorch may refuse)
-        if isinstance(value, list):
-            raise TypeError(f"can't assign a list to a torch.{self.dtype.legacy_name}")
-        if isinstance(value, Tensor) and value._data.ndim and value._data.shape[0] == 1:
-            value = _without_leading_ones(value)
+        # (x[2] = model(row) writes a (1, 1) result into one element)
+        data = value._data.reshape(_without_leading_ones(value._data.shape)) if isinstance(value, Tensor) else value
         try:
-            self._data[key] = value._data if isinstance(value, Tensor) else value
+            self._data[key] = data
         except ValueError:
             _shape_mismatch(self, key, items, value)
             raise
         self._version_counter.bump()
         return
     if not isinstance(value, Tensor):
-        if isinstance(value, list):
-            raise TypeError(f"can't assign a list to a torch.{self.dtype.legacy_name}")
         value = Tensor._make(np.asarray(value, dtype=self._data.dtype))
     if isinstance(key, slice) and key.indices(self.shape[0]) == (0, self.shape[0], 1):
         target, rest = self, None  # x[:] = v changes x itself (x[:] alone is a SliceBackward0 view)
@@ -196,10 +194,7 @@ def _copy_to(target, value):
     elif value._data.ndim == 0:
         inplace.fill_(target, value)
     else:
-        ones = 0
-        while value.ndim - ones > target.ndim and value.shape[ones] == 1:
-            ones += 1
-        value = value.view(*value.shape[ones:])
+        value = value.view(_without_leading_ones(value.shape))
         inplace.copy_(target, value if value.shape == target.shape else value.expand(*target.shape))
 
 
@@ -224,9 +219,9 @@ def _shape_mismatch(self, key, items, value):
             _copy_to(Tensor._make(np.empty(selected, self._data.dtype)), value)  # expand's error, as PyTorch's
 
 
-def _without_leading_ones(value):
-    """The value of ``x[key] = value`` without its leading dims of size 1, as PyTorch takes it
-    (``x[2] = model(row)`` writes a (1, 1) result into one element)."""
-    shape = value._data.shape
+def _without_leading_ones(shape):
+    """The shape of the value of ``x[key] = value`` as PyTorch takes it, its leading dims of size 1
+    dropped (``slicePrefix1sSize``): a value of another shape than what ``key`` selects is viewed so,
+    then broadcast."""
     first = next((i for i, n in enumerate(shape) if n != 1), len(shape))
-    return value.reshape(shape[first:])
+    return tuple(shape[first:])

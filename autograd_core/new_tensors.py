@@ -47,11 +47,13 @@ def resize_(self, *sizes, memory_format=None):
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     shape = creation._size(sizes)
+    if shape == self._data.shape:
+        return self  # nothing changes, and the version stays (as in PyTorch)
     n = math.prod(shape)
     flat = self._data.reshape(-1)
     kept = flat[:n] if n <= flat.size else np.concatenate([flat, np.zeros(n - flat.size, flat.dtype)])
     self._data = np.ascontiguousarray(kept).reshape(shape)
-    self._version_counter.value += 1
+    self._version_counter.bump()
     return self
 
 

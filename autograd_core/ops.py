@@ -432,8 +432,10 @@ class ClampBackward1(Op):
 class ClampBackward0(Op):
     """``x.clamp(min, max)`` with tensor bounds (either may be None): the gradient goes to ``x`` where
     ``min <= x <= max``, to ``min`` where ``x < min`` and to ``max`` where ``x > max`` (a tie is
-    ``x``'s; where ``min > max`` the result is ``max``, and so is the gradient: PyTorch's
-    ``clamp_backward_min_max``)."""
+    ``x``'s, and so is a nan; where ``min > max`` the result is ``max``, and so is the gradient:
+    PyTorch's ``clamp_backward_min_max``)."""
+
+    bounds = ("min", "max")  # the bounds that are inputs of the node, after x
 
     @staticmethod
     def forward(ctx, a, min, max):
@@ -451,13 +453,42 @@ class ClampBackward0(Op):
         at_least = None if low is None else a >= low
         at_most = None if high is None else a <= high
         inside = at_least if at_most is None else at_most if at_least is None else at_least & at_most
-        to_low, to_high = (None if at_least is None else ~at_least), (None if at_most is None else ~at_most)
+        to_low, to_high = (None if low is None else a < low), (None if high is None else a > high)
         if low is not None and high is not None:  # bounds crossed: max wins
             to_low, to_high = to_low & (low < high), to_high | (high < low)
-        need = ctx.needs_input_grad
-        return (_keep_where(inside, grad) if need[0] else None,
-                _keep_where(to_low, grad) if low is not None and need[1] else None,
-                _keep_where(to_high, grad) if high is not None and need[2] else None)
+        need = dict(zip(("self",) + type(ctx).bounds, ctx.needs_input_grad))
+        grads = {"self": _keep_where(inside, grad) if need["self"] else None,
+                 "min": _keep_where(to_low, grad) if low is not None and need["min"] else None,
+                 "max": _keep_where(to_high, grad) if high is not None and need["max"] else None}
+        return tuple(grads[name] for name in ("self",) + type(ctx).bounds)
+
+
+class ClampMinBackward0(ClampBackward1):
+    """``x.clamp_min(number)``: ``x.clamp(min=number)`` under PyTorch's name for it."""
+
+
+class ClampMaxBackward0(ClampBackward1):
+    """``x.clamp_max(number)``: ``x.clamp(max=number)`` under PyTorch's name for it."""
+
+
+class ClampMinBackward1(ClampBackward0):
+    """``x.clamp_min(t)``: ``x.clamp(min=t)``, with the two inputs ``x`` and ``t``."""
+
+    bounds = ("min",)
+
+    @staticmethod
+    def forward(ctx, a, min):
+        return ClampBackward0.forward(ctx, a, min, None)
+
+
+class ClampMaxBackward1(ClampBackward0):
+    """``x.clamp_max(t)``: ``x.clamp(max=t)``, with the two inputs ``x`` and ``t``."""
+
+    bounds = ("max",)
+
+    @staticmethod
+    def forward(ctx, a, max):
+        return ClampBackward0.forward(ctx, a, None, max)
 
 
 class WhereBackward0(Op):
@@ -1234,36 +1265,6 @@ class MaskedFillBackward1(Op):
         return grad_a, grad_value
 
 
-class ClampMinBackward0(Op):
-    """``x.clamp_min(number)``: the gradient passes where ``x >= min``."""
-
-    @staticmethod
-    def forward(ctx, a, min):
-        ctx.save_for_backward(a)
-        ctx.min = min
-        return np.maximum(a._data, np.asarray(min, dtype=a._data.dtype))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (_keep_where(a >= ctx.min, grad),)
-
-
-class ClampMaxBackward0(Op):
-    """``x.clamp_max(number)``: the gradient passes where ``x <= max``."""
-
-    @staticmethod
-    def forward(ctx, a, max):
-        ctx.save_for_backward(a)
-        ctx.max = max
-        return np.minimum(a._data, np.asarray(max, dtype=a._data.dtype))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (_keep_where(a <= ctx.max, grad),)
-
-
 class LogsumexpBackward0(Op):
     """``log(sum(exp(x)))`` along dims, computed as ``m + log(sum(exp(x - m)))`` (no overflow)."""
 
@@ -1305,33 +1306,3 @@ class SortBackward0(Op):
 
 class TransposeBackward1(TransposeBackward0):
     """``x.transpose_(0, 1)``'s node: a recurrent layer's batch-first output is its output so transposed."""
-
-
-class ClampMinBackward1(Op):
-    """``x.clamp_min(t)`` with a tensor ``t``: ``x`` where ``x >= t`` (its gradient too), else ``t``."""
-
-    @staticmethod
-    def forward(ctx, a, bound):
-        ctx.save_for_backward(a, bound)
-        return np.maximum(a._data, bound._data)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, bound = ctx.saved_tensors
-        keep = a >= bound
-        return _keep_where(keep, grad), (_keep_where(~keep, grad) if ctx.needs_input_grad[1] else None)
-
-
-class ClampMaxBackward1(Op):
-    """``x.clamp_max(t)`` with a tensor ``t``: ``x`` where ``x <= t`` (its gradient too), else ``t``."""
-
-    @staticmethod
-    def forward(ctx, a, bound):
-        ctx.save_for_backward(a, bound)
-        return np.minimum(a._data, bound._data)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, bound = ctx.saved_tensors
-        keep = a <= bound
-        return _keep_where(keep, grad), (_keep_where(~keep, grad) if ctx.needs_input_grad[1] else None)

@@ -57,7 +57,7 @@ def accepts_out(f):
                 )
             out._data = np.empty(result.shape, out._data.dtype)
         out._data[...] = result
-        out._version_counter.value += 1
+        out._version_counter.bump()
         return out
 
     return call

@@ -14,7 +14,8 @@ SAVED_TENSORS = {
     "MulBackward0": ("other", "self"), "DivBackward0": ("self", "other"), "PowBackward0": ("self",),
     "PowBackward1": ("self", "exponent"), "LogBackward0": ("self",), "AbsBackward0": ("self",),
     "SinBackward0": ("self",), "CosBackward0": ("self",), "MaximumBackward0": ("self", "other"),
-    "MinimumBackward0": ("self", "other"), "ClampBackward1": ("self",), "MaxBackward1": ("self",),
+    "MinimumBackward0": ("self", "other"), "ClampBackward1": ("self",), "ClampMinBackward0": ("self",),
+    "ClampMaxBackward0": ("self",), "MaxBackward1": ("self",),
     "MinBackward1": ("self",), "LinalgVectorNormBackward0": ("self",), "DotBackward0": ("self", "tensor"),
     "MvBackward0": ("self", "vec"), "MmBackward0": ("self", "mat2"), "BmmBackward0": ("self", "mat2"),
     "TanhBackwardBackward0": ("grad_output", "output"),
@@ -24,6 +25,7 @@ SAVED_NUMBERS = {
     "MulBackward0": {"other": ("b_number", True)}, "DivBackward0": {"other": ("b_number", True)},
     "PowBackward0": {"exponent": ("exponent", False)},
     "ClampBackward1": {"min": ("min", False), "max": ("max", False)},
+    "ClampMinBackward0": {"min": ("min", False)}, "ClampMaxBackward0": {"max": ("max", False)},
 }
 
 

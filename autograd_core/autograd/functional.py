@@ -18,6 +18,8 @@ an input, instead of returning zeros. The engine has no forward mode and no vmap
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from .. import beyond, functional, grad_mode
 from ..creation import zeros_like
 from ..tensor import Tensor
@@ -272,40 +274,48 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), v^T H)``: ``v`` times the Hessian of ``func`` (one number out), as the gradient
     of ``grad(func) . v``."""
     with grad_mode.enable_grad():
-        inputs_tuple, inputs = _tupled(inputs, "inputs", "vhp")
-        inputs = _own_copies(inputs, create_graph, need_graph=True)
-        v = _v(v, inputs, inputs_tuple, "vhp", create_graph, "The vector v can only be None if the input to the "
-               "user-provided function is a single Tensor with a single element.")
-        outputs_tuple, outputs = _tupled(func(*inputs), "outputs of the user-provided function", "vhp")
-        _check_requires_grad(outputs, "outputs", strict)
-        _single_number(outputs, outputs_tuple, "vhp")
-        gradient = _grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(gradient, "jacobian", strict)
-    with grad_mode.set_grad_enabled(create_graph or grad_mode.is_grad_enabled()):
-        result = _zeros_for_missing(_grad(gradient, inputs, v, create_graph), inputs, strict, create_graph,
-                                    "double_back")
-    return (_untupled(_plain(outputs, create_graph), outputs_tuple),
-            _untupled(_plain(result, create_graph), inputs_tuple))
+        start = _gradient_of_one_number(func, inputs, v, create_graph, strict, "vhp")
+    return _second_derivative(start, start.gradient, start.inputs, create_graph, strict, "double_back")
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), H v)``: the Hessian of ``func`` (one number out) times ``v``, by the double
     backward trick on ``vhp`` (for a twice differentiable ``func``, ``H`` is symmetric and the two agree)."""
     with grad_mode.enable_grad():
-        inputs_tuple, inputs = _tupled(inputs, "inputs", "hvp")
-        inputs = _own_copies(inputs, create_graph, need_graph=True)
-        v = _v(v, inputs, inputs_tuple, "hvp", create_graph, "The vector v can only be None if the input to the "
-               "user-provided function is a single Tensor with a single element.")
-        outputs_tuple, outputs = _tupled(func(*inputs), "outputs of the user-provided function", "hvp")
-        _check_requires_grad(outputs, "outputs", strict)
-        _single_number(outputs, outputs_tuple, "hvp")
-        gradient = _grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(gradient, "jacobian", strict)
-        us = tuple(zeros_like(inp).requires_grad_() for inp in inputs)
-        vhps = _grad(gradient, inputs, us, create_graph=True)
-        _check_requires_grad(gradient, "hessian", strict)
+        start = _gradient_of_one_number(func, inputs, v, create_graph, strict, "hvp")
+        us = tuple(zeros_like(inp).requires_grad_() for inp in start.inputs)
+        vhps = _grad(start.gradient, start.inputs, us, create_graph=True)
+        _check_requires_grad(start.gradient, "hessian", strict)
+    return _second_derivative(start, vhps, us, create_graph, strict, "double_back_trick")
+
+
+class _FirstDerivative(NamedTuple):
+    inputs_tuple: bool
+    inputs: tuple
+    v: tuple
+    outputs_tuple: bool
+    outputs: tuple
+    gradient: tuple
+
+
+def _gradient_of_one_number(func, inputs, v, create_graph, strict, caller):
+    """What ``vhp`` and ``hvp`` start from (with grad enabled): the inputs as ``func`` sees them,
+    ``v`` checked against them, ``func``'s one number and its gradient, itself differentiable."""
+    inputs_tuple, inputs = _tupled(inputs, "inputs", caller)
+    inputs = _own_copies(inputs, create_graph, need_graph=True)
+    v = _v(v, inputs, inputs_tuple, caller, create_graph, "The vector v can only be None if the input to the "
+           "user-provided function is a single Tensor with a single element.")
+    outputs_tuple, outputs = _tupled(func(*inputs), "outputs of the user-provided function", caller)
+    _check_requires_grad(outputs, "outputs", strict)
+    _single_number(outputs, outputs_tuple, caller)
+    gradient = _grad(outputs, inputs, create_graph=True)
+    _check_requires_grad(gradient, "jacobian", strict)
+    return _FirstDerivative(inputs_tuple, inputs, v, outputs_tuple, outputs, gradient)
+
+
+def _second_derivative(start, of, by, create_graph, strict, mode):
+    """``(func's number, v times the derivative of `of` by `by`)``, in the structure they were asked in."""
     with grad_mode.set_grad_enabled(create_graph or grad_mode.is_grad_enabled()):
-        result = _zeros_for_missing(_grad(vhps, us, v, create_graph), inputs, strict, create_graph,
-                                    "double_back_trick")
-    return (_untupled(_plain(outputs, create_graph), outputs_tuple),
-            _untupled(_plain(result, create_graph), inputs_tuple))
+        result = _zeros_for_missing(_grad(of, by, start.v, create_graph), start.inputs, strict, create_graph, mode)
+    return (_untupled(_plain(start.outputs, create_graph), start.outputs_tuple),
+            _untupled(_plain(result, create_graph), start.inputs_tuple))

@@ -86,10 +86,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         n = x.size // x.shape[1]
         if running_mean is not None:
             with grad_mode.no_grad():
+                # written as PyTorch's kernel writes them, with no version bump: they are buffers, not
+                # saved for backward, and a tensor saved from them earlier reads the new values there too
                 running_mean._data[...] = (1 - momentum) * running_mean._data + momentum * mean
                 running_var._data[...] = (1 - momentum) * running_var._data + momentum * var * n / (n - 1)
-                running_mean._version_counter.value += 1
-                running_var._version_counter.value += 1
         mean, invstd = mean.astype(x.dtype), (1 / np.sqrt(var + eps)).astype(x.dtype)
     else:
         mean = running_mean._data
@@ -121,10 +121,18 @@ class _BatchNorm(Module):
             self.register_buffer("running_mean", zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", ones(num_features, dtype=dtype))
             self.register_buffer("num_batches_tracked", tensor(0))
+            self.reset_running_stats()
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
+
+    def reset_running_stats(self):
+        """Running mean 0, variance 1, no batch counted (in place: each buffer at version 1, as in PyTorch)."""
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
 
     def _check_input_dim(self, input):
         if input.dim() not in self._dims:

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from kit_paths import ROOT
+from torch_needed import import_torch
 from graph_explorer import (
     GraphExplorer, show_graph, arrange, count_ops, draw, extract_graph, fold_chains, has_saved_tensors, layout, render_png,
     saved_tensors_freed, trace_backward,
@@ -21,7 +22,7 @@ from graph_explorer.labels import columns, number
 @pytest.fixture(params=["autograd_core", "torch"])
 def torch(request):
     if request.param == "torch":
-        return pytest.importorskip("torch")
+        return import_torch()
     return importlib.import_module(request.param)
 
 

@@ -20,6 +20,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from kit_paths import ROOT
+from torch_needed import import_torch
 
 NOTEBOOKS = ROOT / "notebooks"
 # notebooks/build.py, loaded under its own name (other folders have a build.py too)
@@ -324,7 +325,7 @@ def kit_runs(request):
 
 @pytest.fixture(scope="module")
 def torch_runs(request):
-    pytest.importorskip("torch")
+    import_torch()
     return execute_all("torch", runs_wanted(request, "torch_runs"))
 
 

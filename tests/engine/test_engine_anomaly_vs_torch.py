@@ -6,9 +6,9 @@ import re
 import pytest
 
 import autograd_core
-from engine_helpers import assert_alike, outcome, same
+from engine_helpers import assert_alike, import_torch, outcome, same
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 pytestmark = pytest.mark.usefixtures("speed_both_ways")  # with the engine's shortcuts on, and off
 
 

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine_helpers import same
+from engine_helpers import import_torch, same
 
-pytest.importorskip("torch")
+import_torch()
 
 
 # -- inference_mode ----------------------------------------------------------------------------

@@ -5,9 +5,9 @@ once it works, differentiated twice it raises PyTorch's error), and PyTorch 2.0'
 without ``ctx`` and a ``setup_context`` that prepares it."""
 import pytest
 
-from engine_helpers import same
+from engine_helpers import import_torch, same
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 pytestmark = pytest.mark.usefixtures("speed_both_ways")  # with the engine's shortcuts on, and off
 
 
@@ -175,6 +175,39 @@ def test_setup_context_sees_the_arguments_with_their_defaults_and_marks_outputs(
         (y + z).sum().backward()
         return y, positive, x.grad, y.grad_fn.seen, z.grad_fn.seen
     same(program)
+
+
+def test_a_subclass_with_its_own_forward_binds_its_own_defaults():
+    def program(m):
+        _, _, Scale = new_style(m)
+
+        class Triple(Scale):
+            @staticmethod
+            def forward(x, factor=3.0):
+                return x * factor, (x > 0).long()
+
+        x = m.tensor([1.0, -2.0], requires_grad=True)
+        y, _ = Scale.apply(x)
+        z, _ = Triple.apply(x)
+        w, _ = Scale.apply(x)
+        return y, z, w, y.grad_fn.seen, z.grad_fn.seen, w.grad_fn.seen
+    same(program)
+
+
+def test_the_signature_of_forward_is_read_once_per_class(monkeypatch):
+    import inspect
+
+    import autograd_core
+    from autograd_core import function
+
+    calls, signature = [], inspect.signature
+    monkeypatch.setattr(function.inspect, "signature", lambda f: calls.append(f) or signature(f))
+    _, _, Scale = new_style(autograd_core)
+    x = autograd_core.tensor([1.0, -2.0], requires_grad=True)
+    for _ in range(3):
+        Scale.apply(x)
+    Scale.apply(x, factor=4.0)
+    assert calls == [Scale.forward]
 
 
 def test_setup_context_is_called_when_nothing_is_recorded():

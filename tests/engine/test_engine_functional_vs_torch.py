@@ -4,9 +4,9 @@ the structure of the results (a tensor or tuples, as the inputs and outputs were
 on an input), and the errors for a wrong ``v``, a wrong input type or a function of the wrong kind."""
 import pytest
 
-from engine_helpers import same
+from engine_helpers import import_torch, same
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 pytestmark = pytest.mark.usefixtures("speed_both_ways")  # with the engine's shortcuts on, and off
 
 

@@ -12,9 +12,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kit_paths import ROOT
-from engine_helpers import same
+from engine_helpers import import_torch, same
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 pytestmark = pytest.mark.usefixtures("speed_both_ways")
 
 A = [[0.5, -1.5, 2.0], [3.0, 0.25, -1.0]]

@@ -11,6 +11,7 @@ import pytest
 from nbclient import NotebookClient
 
 from kit_paths import ROOT
+from engine_helpers import import_torch
 from test_tutorials import assert_prints_alike
 
 TUTORIALS = Path(__file__).resolve().parent / "tutorials"
@@ -161,7 +162,7 @@ def test_the_notebook_magic_puts_the_engine_in_torchs_place_in_a_real_kernel(tmp
 
 
 def test_the_recorded_names_are_those_of_the_installed_pytorch():
-    torch = pytest.importorskip("torch")
+    torch = import_torch()
     from autograd_core import torch_names
 
     assert torch.__version__.startswith("2.13.")

@@ -5,9 +5,9 @@ from contextlib import redirect_stdout
 
 import pytest
 
-from engine_helpers import same
+from engine_helpers import import_torch, same
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 
 
 # --- grad_fn._saved_* ------------------------------------------------------------------------------

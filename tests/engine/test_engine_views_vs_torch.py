@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine_helpers import clean, same
+from engine_helpers import clean, import_torch, same
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 pytestmark = pytest.mark.usefixtures("speed_both_ways")  # with the engine's shortcuts on, and off
 
 
@@ -178,6 +178,79 @@ def test_a_saved_view_changed_through_its_base_is_caught_at_backward():
         z = v.sin()
         y.mul_(2)
         z.sum().backward()
+    same(program)
+
+
+# Every way of writing into a tensor in place bumps its version (and makes its views' grad_fn anew)
+# where PyTorch does, and only there.
+def _write_out(m, a, leaf=None):
+    m.add(m.ones(3), m.ones(3), out=a)
+
+
+def _resize(shape):
+    return lambda m, a, leaf: a.resize_(*shape)
+
+
+def _batch_norm_step(m, a, leaf):
+    bn = m.nn.BatchNorm1d(3)
+    bn.running_mean = a  # a buffer the layer updates in place when training: PyTorch's kernel bumps nothing
+    bn(m.arange(6.0).reshape(2, 3))
+
+
+def _accumulate_grad(m, a, leaf):
+    (leaf * 5).sum().backward()  # into leaf.grad, which is a
+
+
+def _leaf_and_its_grad(m):
+    x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (x ** 3).sum().backward(create_graph=True)  # x.grad requires grad: a second backward adds into it in place
+    return x, x.grad
+
+
+WRITES = {"out=": _write_out, "resize_ to another shape": _resize((1, 3)), "resize_ to its own shape": _resize((3,)),
+          "BatchNorm's running stats": _batch_norm_step, "a leaf's .grad, accumulated": _accumulate_grad}
+
+
+@pytest.mark.parametrize("how", sorted(WRITES))
+def test_a_saved_tensor_written_in_place_is_caught_at_backward_where_pytorch_catches_it(how):
+    def program(m):
+        w = m.tensor([1.0, -1.0, 2.0], requires_grad=True)
+        leaf, a = _leaf_and_its_grad(m) if how == "a leaf's .grad, accumulated" else (None, m.zeros(3))
+        before = a._version
+        z = w * a  # saves a
+        WRITES[how](m, a, leaf)
+        try:
+            z.sum().backward()
+        except RuntimeError as error:  # (the words: other tests; here, whether it is caught)
+            return a._version - before, "modified by an inplace operation" in str(error)
+        return a._version - before, w.grad
+    same(program, check_warnings=False)  # (out= resizing warns once per process in PyTorch)
+
+
+@pytest.mark.parametrize("how", ["out=", "a leaf's .grad, accumulated"])
+def test_a_view_of_a_tensor_written_in_place_makes_its_grad_fn_anew(how):
+    def program(m):
+        if how == "out=":
+            x = m.ones(3, requires_grad=True)
+            a = x * 2
+            v = a[1:]
+            with m.no_grad():  # (out= refuses a tensor that requires grad while recording)
+                _write_out(m, a)
+        else:
+            leaf, a = _leaf_and_its_grad(m)
+            v = a[1:]
+            _accumulate_grad(m, a, leaf)
+        return v.grad_fn.name(), a._version == v._version
+    same(program)
+
+
+def test_a_batch_norm_layer_starts_with_its_buffers_at_version_one():
+    def program(m):
+        bn = m.nn.BatchNorm1d(3)
+        before = [b._version for b in (bn.running_mean, bn.running_var, bn.num_batches_tracked)]
+        bn(m.arange(6.0).reshape(2, 3))
+        bn.reset_running_stats()
+        return before, [b._version for b in (bn.running_mean, bn.running_var, bn.num_batches_tracked)], bn.running_var
     same(program)
 
 
@@ -413,6 +486,31 @@ def test_setitem_broadcasts_a_value_with_leading_ones_and_converts_its_dtype():
         y[0] = m.ones(1, 1, 2)
         y[1] = m.tensor([1, 2])
         return y, y._version
+    same(program)
+
+
+@pytest.mark.parametrize("target, value, key", [((2, 3), (1, 1, 3), slice(0, 1)), ((2, 1, 3), (1, 3), slice(0, 1)),
+                                                ((2, 3), (1, 3), 0), ((2, 3), (1, 1), (0, 1)), ((3, 4), (1, 4), slice(None))])
+def test_setitem_records_a_value_with_leading_ones_viewed_without_them_then_expanded(target, value, key):
+    # PyTorch drops every leading 1 of a value of another shape (a view), then expands it to fit
+    def program(m):
+        x = m.zeros(target, requires_grad=True).clone()
+        v = m.arange(1.0, 1.0 + m.Size(value).numel()).reshape(value).requires_grad_()
+        x[key] = v
+        x.pow(2).sum().backward()
+        return x, x.grad_fn.next_functions[-1][0].next_functions[0][0], v.grad
+    same(program)
+
+
+def test_a_list_assigned_to_an_element_is_refused_with_or_without_grad():
+    def program(m):
+        errors = []
+        for y in (m.zeros(3), m.zeros(3, requires_grad=True).clone()):
+            try:
+                y[0:2] = [1.0, 2.0]
+            except TypeError as error:
+                errors.append(str(error))
+        return errors
     same(program)
 
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from engine_helpers import Raised, same
+from engine_helpers import Raised, import_torch, same
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 pytestmark = pytest.mark.usefixtures("speed_both_ways")  # with the engine's shortcuts on, and off
 
 A = [[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]]

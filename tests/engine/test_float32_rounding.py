@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import autograd_core
-from engine_helpers import same
+from engine_helpers import import_torch, same
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 
 RNG = np.random.default_rng(16)
 WIDE = (RNG.standard_normal(20_000) * 5).astype(np.float32)

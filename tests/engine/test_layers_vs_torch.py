@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 import autograd_core
-from engine_helpers import same
+from engine_helpers import import_torch, same
 from test_random_vs_torch import draws_alike
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 pytestmark = pytest.mark.usefixtures("speed_both_ways")
 
 RNG = np.random.default_rng(29)

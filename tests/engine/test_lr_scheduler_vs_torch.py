@@ -2,9 +2,9 @@
 last bit of the float, the warnings and errors, state_dict."""
 import pytest
 
-from engine_helpers import same
+from engine_helpers import import_torch, same
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 
 
 def schedule(make, steps=30, metrics=None, optimizer="SGD", **settings):

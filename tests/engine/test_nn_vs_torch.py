@@ -7,9 +7,9 @@ import re
 import numpy as np
 import pytest
 
-from engine_helpers import same
+from engine_helpers import import_torch, same
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 
 RNG = np.random.default_rng(10)
 X = RNG.standard_normal((5, 4)).tolist()

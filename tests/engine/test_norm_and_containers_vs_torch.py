@@ -3,9 +3,9 @@ second derivatives, nodes, printing, state dicts, errors."""
 import numpy as np
 import pytest
 
-from engine_helpers import same
+from engine_helpers import import_torch, same
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 pytestmark = pytest.mark.usefixtures("speed_both_ways")
 
 RNG = np.random.default_rng(11)

@@ -1,9 +1,9 @@
 """``axis`` and ``keepdims`` (NumPy's names) work wherever PyTorch accepts them, as d2l uses them."""
 import pytest
 
-from engine_helpers import same
+from engine_helpers import import_torch, same
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 
 A = [[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]]
 

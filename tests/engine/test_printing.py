@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from autograd_core import printing
 from autograd_core.printing import dtype_suffix, format_tensor, printoptions, set_printoptions
+from engine_helpers import import_torch
 
 
 @pytest.fixture(autouse=True)
@@ -229,7 +230,7 @@ TORCH_CASES = {
 
 @pytest.mark.parametrize("name", sorted(TORCH_CASES))
 def test_hand_picked_matches_torch(name):
-    torch = pytest.importorskip("torch")
+    torch = import_torch()
     array = TORCH_CASES[name]
     assert format_tensor(array) == torch_repr(torch, array)
 
@@ -237,7 +238,7 @@ def test_hand_picked_matches_torch(name):
 @pytest.mark.parametrize("name", [n for n in sorted(TORCH_CASES) if TORCH_CASES[n].dtype.kind == "f"])
 @pytest.mark.parametrize("suffix_kind", ["requires_grad", "grad_fn"])
 def test_hand_picked_suffixes_match_torch(name, suffix_kind):
-    torch = pytest.importorskip("torch")
+    torch = import_torch()
     array = TORCH_CASES[name]
     assert format_tensor(array, SUFFIXES[suffix_kind]) == torch_repr(torch, array, suffix_kind)
 
@@ -262,7 +263,7 @@ def test_hand_picked_suffixes_match_torch(name, suffix_kind):
     ids=repr,
 )
 def test_printoptions_match_torch(options):
-    torch = pytest.importorskip("torch")
+    torch = import_torch()
     set_printoptions(**options)
     torch.set_printoptions(**options)
     for name in ["sci_big", "wrap_fixed", "matrix_summarized", "cube", "int_wrap", "float64_precise",
@@ -325,7 +326,7 @@ def arrays(draw):
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(array=arrays(), suffix_kind=st.sampled_from(["none", "requires_grad", "grad_fn"]))
 def test_random_arrays_match_torch(array, suffix_kind):
-    torch = pytest.importorskip("torch")
+    torch = import_torch()
     if array.dtype.kind != "f":
         suffix_kind = "none"  # only float tensors can require grad
     assert format_tensor(array, SUFFIXES[suffix_kind]) == torch_repr(torch, array, suffix_kind)
@@ -347,7 +348,7 @@ print_options = st.fixed_dictionaries(
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(array=arrays(), options=print_options, suffix_kind=st.sampled_from(["none", "grad_fn"]))
 def test_random_printoptions_match_torch(array, options, suffix_kind):
-    torch = pytest.importorskip("torch")
+    torch = import_torch()
     if array.dtype.kind != "f":
         suffix_kind = "none"
     try:

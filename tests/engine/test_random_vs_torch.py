@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import autograd_core
-from engine_helpers import Raised, describe, outcome
+from engine_helpers import Raised, describe, import_torch, outcome
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 
 
 def exactly(obj):

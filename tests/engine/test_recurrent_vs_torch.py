@@ -4,10 +4,10 @@ layers (PyTorch's masks), batch-first and unbatched input, given states, printin
 import numpy as np
 import pytest
 
-from engine_helpers import same
+from engine_helpers import import_torch, same
 from test_random_vs_torch import draws_alike
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 
 LAYERS = ["RNN", "GRU", "LSTM"]
 SETTINGS = [dict(), dict(num_layers=2), dict(bidirectional=True), dict(num_layers=3, bidirectional=True),

@@ -4,10 +4,10 @@ each program ends with a draw from the default generator)."""
 import numpy as np
 import pytest
 
-from engine_helpers import same
+from engine_helpers import import_torch, same
 from test_random_vs_torch import draws_alike
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 
 RNG = np.random.default_rng(5)
 WEIGHTS = RNG.random((6, 27)) ** 3  # makemore's 27 letters, some nearly never drawn

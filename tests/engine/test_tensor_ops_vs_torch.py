@@ -4,9 +4,9 @@ printing and errors."""
 import numpy as np
 import pytest
 
-from engine_helpers import same
+from engine_helpers import import_torch, same
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 
 RNG = np.random.default_rng(3)
 A = RNG.standard_normal((3, 4))
@@ -214,4 +214,30 @@ def test_the_default_dtype_prints_no_dtype_and_float32_then_does():
                                       m.ones(2, dtype=m.float16), m.arange(3), m.tensor(0.5, requires_grad=True) * 2)]
         finally:
             m.set_default_dtype(m.float32)
+    same(program)
+
+
+@pytest.mark.parametrize("clamp", ["clamp_min", "clamp_max", "clamp(min=)", "clamp(max=)", "clamp(min=, max=)"])
+def test_clamping_by_a_tensor_keeps_signed_zero_ties_and_gives_no_gradient_across_nan_as_torch(clamp):
+    # one formula (ClampBackward0's) for clamp, clamp_min and clamp_max: a tie keeps x (-0 stays -0),
+    # and where x or the bound is nan, the bound gets no gradient (x < nan is false)
+    def program(m):
+        x = m.tensor([-0.0, 0.0, 1.0, float("nan"), -2.0, 3.0], requires_grad=True)
+        b = m.tensor([0.0, -0.0, 1.0, 0.5, float("nan"), 1.0], requires_grad=True)
+        c = m.tensor([1.0, 1.0, 1.0, 1.0, 1.0, 0.5], requires_grad=True)
+        y = {"clamp_min": lambda: x.clamp_min(b), "clamp_max": lambda: x.clamp_max(b),
+             "clamp(min=)": lambda: x.clamp(min=b), "clamp(max=)": lambda: x.clamp(max=b),
+             "clamp(min=, max=)": lambda: x.clamp(min=c, max=b)}[clamp]()
+        grads = m.autograd.grad((y * m.arange(1.0, 7.0)).sum(), (x, b))
+        return y, [str(v) for v in y.tolist()], grads
+
+    same(program)
+
+
+@pytest.mark.parametrize("name", ["clamp_min", "clamp_max"])
+def test_clamping_by_a_number_saves_the_bound_under_torchs_name(name):
+    def program(m):
+        x = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        node = getattr(x, name)(0.25).grad_fn
+        return node, getattr(node, f"_saved_{name[-3:]}"), node._saved_self
     same(program)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from engine_helpers import import_torch
 from tutorials.record import run
 
 HERE = Path(__file__).parent / "tutorials"
@@ -61,6 +62,18 @@ def test_every_extract_has_a_source_and_a_recording():
         assert (HERE / "extracts" / f"{name}.out").read_text().strip() or SOURCES[name].get("silent"), name
 
 
+def test_the_english_french_stand_in_has_the_corpus_format():
+    # d2l-en's MTFraEng keeps a line with exactly two tab-separated parts: English, then French
+    from tutorials.record import _english_french_stand_in
+
+    text = _english_french_stand_in()
+    pairs = [line.split("\t") for line in text.splitlines()]
+    assert len(pairs) == 700 and all(len(pair) == 2 and all(part.strip() for part in pair) for pair in pairs)
+    assert {("Go.", "Va !"), ("I lost.", "J'ai perdu."), ("He's calm.", "Il est calme."),
+            ("I'm home.", "Je suis chez moi.")} <= {tuple(pair) for pair in pairs}
+    assert text == _english_french_stand_in()  # the same on every run
+
+
 @pytest.fixture(scope="module")
 def printed_by_engine():
     return run("engine", QUICK_ONES)
@@ -68,7 +81,7 @@ def printed_by_engine():
 
 @pytest.fixture(scope="module")
 def printed_by_torch():
-    pytest.importorskip("torch")
+    import_torch()
     return run("torch", QUICK_ONES)
 
 

@@ -4,6 +4,7 @@ that ``make test``'s two workers run them beside the rest, and marked slow (``-m
 """
 import pytest
 
+from engine_helpers import import_torch
 from test_tutorials import SLOW_ONES, assert_as_recorded
 from tutorials.record import run
 
@@ -17,7 +18,7 @@ def slow_ones_printed_by_engine():
 
 @pytest.fixture(scope="module")
 def slow_ones_printed_by_torch():
-    pytest.importorskip("torch")
+    import_torch()
     return run("torch", SLOW_ONES)
 
 

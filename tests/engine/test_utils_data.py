@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import autograd_core
-from engine_helpers import same
+from engine_helpers import import_torch, same
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 
 
 def batches(m, **kwargs):

@@ -100,6 +100,16 @@ def run_cell(code, namespace, filename):
             print(repr(value))
 
 
+def print_plotted_losses(namespace):
+    """What d2l-en's training loops plotted (each model's ``ProgressBoard``: the training and validation
+    losses, averaged as the board averages them), printed after the page: the pages show them as a
+    figure only, and a figure is not compared."""
+    for name, value in list(namespace.items()):
+        board = getattr(value, "board", None) if not isinstance(value, type) else None
+        for label, points in (getattr(board, "data", None) or {}).items():
+            print(f"{name}.board {label}:", " ".join(f"{float(p.x):.2f}:{float(p.y):.6f}" for p in points))
+
+
 def call_tests(namespace):
     """Call the extract's ``test_*`` functions in order, as pytest would, and say how each went."""
     for name, function in list(namespace.items()):
@@ -113,7 +123,7 @@ def call_tests(namespace):
 
 def run_extract(extract):
     """Run ``PATH[::OPTION,...]`` (options: ``call-tests``, ``library=NAME``, ``allow-errors``: a cell's
-    error is shown and the next cell runs) and print what it prints."""
+    error is shown and the next cell runs; ``losses``: then what d2l-en's training plotted) and print what it prints."""
     random.seed(0)  # here, not only at start: Python reseeds its generator in every forked child
     numpy.random.seed(0)  # noqa: NPY002 (d2l's underfitting section draws with NumPy's global generator: seed that one)
     importlib.import_module("torch").manual_seed(0)  # PyTorch's own seed differs in every process
@@ -139,6 +149,8 @@ def run_extract(extract):
                 print(f"{type(exc).__name__}: {exc}")  # and on to the next cell, as nbconvert --allow-errors
         if "call-tests" in options:
             call_tests(namespace)
+        if "losses" in options:
+            print_plotted_losses(namespace)
     except Exception as exc:  # shown, not raised: the two engines' outputs are compared, errors included
         print(f"{type(exc).__name__}: {exc}")
     sys.stdout.flush()
