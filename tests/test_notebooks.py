@@ -153,12 +153,12 @@ KEY_RESULTS = {
          "zh": "E 满足开普勒方程: True\n自动微分的 dE/dM = 1 / (1 - e cos E): True"},
     ],
     "08_under_the_hood": [
-        # the explorer's table names each node's tensor as the notebook does (out, z, y, x)
-        {"en": " 1. out · MeanBackward0          grad 1\n 2. z · MulBackward0             grad [0.25, 0.25, 0.25, 0.25]",
-         "zh": " 1. out · MeanBackward0          梯度 1\n 2. z · MulBackward0             梯度 [0.25, 0.25, 0.25, 0.25]"},
+        # the explorer's table names each node's tensor as the notebook does (out, z, y, x), a 2×2 gradient as its rows
+        {"en": " 1. out · MeanBackward0          grad 1\n 2. z · MulBackward0             grad [[0.25, 0.25], [0.25, 0.25]]",
+         "zh": " 1. out · MeanBackward0          梯度 1\n 2. z · MulBackward0             梯度 [[0.25, 0.25], [0.25, 0.25]]"},
         {"en": "(saved tensors freed)", "zh": "（保存的张量已释放）"},
-        {"en": "x · AccumulateGrad           grad [4.5, 4.5, 4.5, 4.5]\ntensor([[4.5000, 4.5000],",
-         "zh": "x · AccumulateGrad           梯度 [4.5, 4.5, 4.5, 4.5]\ntensor([[4.5000, 4.5000],"},
+        {"en": "x · AccumulateGrad           grad [[4.5, 4.5], [4.5, 4.5]]\ntensor([[4.5000, 4.5000],",
+         "zh": "x · AccumulateGrad           梯度 [[4.5, 4.5], [4.5, 4.5]]\ntensor([[4.5000, 4.5000],"},
         {"en": "x1 · AccumulateGrad          grad 1.1\n", "zh": "x1 · AccumulateGrad          梯度 1.1\n"},
         {"en": "x2 · AccumulateGrad          grad 1.4\n", "zh": "x2 · AccumulateGrad          梯度 1.4\n"},
         {"en": "x3 · AccumulateGrad          grad 1\n", "zh": "x3 · AccumulateGrad          梯度 1\n"},
