@@ -786,22 +786,23 @@ def layer_output_shapes(model, x):  # the inputs' shapes, not the outputs'
     ]),
     "evaluate": (("test_evaluate", "test_evaluate_leaves_the_model"), [
         ('''\
-def evaluate(model, x):  # inference_mode, the mode put back with an if
-    was_training = model.training
+def evaluate(model, x):  # inference_mode, each module's flag noted in a dict and set back by hand
+    modes = {m: m.training for m in model.modules()}
     model.eval()
     with torch.inference_mode():
         y = model(x)
-    if was_training:
-        model.train()
+    for m, training in modes.items():
+        m.training = training
     return y''', RIGHT),
         ('''\
 @torch.no_grad()
-def evaluate(model, x):  # no_grad as a decorator, train(False) for eval()
-    mode = model.training
+def evaluate(model, x):  # the outer flag put back on every module: a layer kept in evaluation comes back training
+    was_training = model.training
     model.train(False)
-    y = model(x)
-    model.train(mode)
-    return y''', RIGHT),
+    try:
+        return model(x)
+    finally:
+        model.train(was_training)''', {"test_evaluate_leaves_the_model"}),
         ('''\
 import copy
 
@@ -811,10 +812,11 @@ def evaluate(model, x):  # a copy in evaluation mode (the model itself never cha
         return copy.deepcopy(model).eval()(x)''', RIGHT),
         ('''\
 def evaluate(model, x):  # recorded, then detached: requires_grad=False, but the graph was built
-    was = model.training
+    was = [(m, m.training) for m in model.modules()]
     model.eval()
     y = model(x).detach()
-    model.train(was)
+    for m, mode in was:
+        m.train(mode)
     return y''', {"test_evaluate"}),
         ('''\
 def evaluate(model, x):  # always back to training mode
@@ -999,6 +1001,9 @@ def test_a_method_the_task_rules_out_is_named_in_the_message(course):
     ("first", "test_backward_values", "the gradient reaching `root = (x * y) + exp(x)` is wrong: expected 1.0, got 2.0, "
                                       "for input root=x * y + exp(x), x=2.0, y=-3.0"),
     ("first", "test_backward_shared", "the gradient reaching `root = (s + x) * s` is wrong: expected 1.0, got 2.0"),
+    assert "the modes of model.modules() after the call: expected [training, training, evaluation], got [training, " \
+           "training, training], for input weight=1.0, bias=1.0, x=[[-2.0]], training=True, net[1].training=False" \
+           in _failed_message(course, PS3, "s1", "test_evaluate_leaves_the_model")
     ("middle", "test_backward_shared", "the gradient reaching `s = x * y` is wrong: expected 6.0, got 1.5"),
     ("last", "test_backward_values", "the gradient reaching `y` is wrong: expected 2.0, got 4.0"),
     ("last", "test_backward_retain", "the gradient reaching `y` is wrong: expected "),
