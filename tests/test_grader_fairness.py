@@ -221,10 +221,10 @@ def weighted_backward(values, v):  # the weights forgotten
 def grad_of_f(a):  # torch.autograd.grad
     return torch.autograd.grad(f(a).sum(), a)[0]''', RIGHT),
         ('''\
-def grad_of_f(a):  # backward with a gradient of ones, out of place
+def grad_of_f(a):  # backward with a gradient of ones, a copy of the gradient returned
     out = f(a)
     out.backward(torch.ones_like(out))
-    return a.grad * 1''', RIGHT),
+    return a.grad.clone()''', RIGHT),
         ('''\
 def grad_of_f(a):  # the formula of the hint, not autograd
     return f(a) / a''', {"test_grad_of_f_vector", "test_grad_of_f_matrix"}),
@@ -245,6 +245,10 @@ def grad_of_f(a):  # grad imported by name, a gradient of ones of f(a)'s shape, 
 def grad_of_f(a):  # the formula under no_grad: nothing recorded, nothing differentiated
     with torch.no_grad():
         return f(a) / a''', {"test_grad_of_f_vector", "test_grad_of_f_matrix"}),
+        ('''\
+def grad_of_f(a):  # a backward pass ran, but the answer is the hint's formula, detached
+    f(a).sum().backward()
+    return (f(a) / a).detach()''', {"test_grad_of_f_vector", "test_grad_of_f_matrix"}),
     ]),
     "plot_sin": (("test_sin_points", "test_sin_derivative", "test_sin_plot"), [
         ('''\
@@ -267,7 +271,7 @@ ax.legend()''', RIGHT),
 x = torch.arange(-math.pi, math.pi, 0.01, requires_grad=True)  # stops one step short of pi
 y = torch.sin(x)
 y.backward(torch.ones_like(y))
-dy = x.grad
+dy = x.grad.detach().clone()  # a copy of the gradient, as lesson 4 makes one: still autograd's
 fig, ax = plt.subplots()
 ax.plot(x.detach().numpy(), y.detach().numpy(), label="sin")
 ax.plot(x.detach().numpy(), dy.numpy(), label="derivative")
@@ -320,6 +324,15 @@ with torch.no_grad():
 fig, ax = plt.subplots()
 ax.plot(x.detach().numpy(), y.detach().numpy(), label="sin")
 ax.plot(x.detach().numpy(), dy.numpy(), label="cos")
+ax.legend()''', {"test_sin_derivative"}),
+        ('''\
+x = torch.linspace(-math.pi, math.pi, 200, requires_grad=True)
+y = torch.sin(x)
+y.sum().backward()  # a backward pass ran (x.grad holds the derivative), but dy is the formula written out
+dy = torch.cos(x).detach()
+fig, ax = plt.subplots()
+ax.plot(x.detach().numpy(), y.detach().numpy(), label="sin")
+ax.plot(x.detach().numpy(), dy.numpy(), label="derivative")
 ax.legend()''', {"test_sin_derivative"}),
     ]),
 }
@@ -976,20 +989,27 @@ def test_a_method_the_task_rules_out_is_named_in_the_message(course):
            "any backward pass (no backward or autograd.grad call)" in _failed_message(course, PS1, "s4", "test_grad_of_f_matrix")
     assert "the backward call of weighted_backward(values, v): expected backward from y, shape (3,), with the weights as " \
            "its gradient, got no backward call (worked out by hand?)" in _failed_message(course, PS1, "s3", "test_weighted_backward")
+    assert "grad_of_f(a) for a vector: expected a gradient computed by a backward pass, got a tensor that no backward " \
+           "pass computed (the formula, after a backward pass?)" in _failed_message(course, PS1, "s7", "test_grad_of_f_vector")
     assert "second_derivative(lambda x: x ** 3, x0): expected a Python float (use .item()), got 12. (a 0-d tensor or " \
            "array, not a float)" in _failed_message(course, PS1, "s2", "test_second_derivative")
     assert "dy: expected a gradient computed by a backward pass (x.grad, or torch.autograd.grad's result), got a tensor " \
-           "that no backward pass of this notebook computed" in _failed_message(course, PS1, "s6", "test_sin_derivative")
+           "that no backward pass of this notebook computed" in _failed_message(course, PS1, "s7", "test_sin_derivative")
+    assert "dy: expected a gradient computed by a backward pass (x.grad, or torch.autograd.grad's result), got a tensor " \
+           "that no backward pass of this notebook computed" in _failed_message(course, PS1, "s9", "test_sin_derivative")
     assert "the legend of fig: expected a legend naming the 2 lines, got no legend" in \
-        _failed_message(course, PS1, "s5", "test_sin_plot")
+        _failed_message(course, PS1, "s6", "test_sin_plot")
     assert "the modes of model.modules() after the call: expected [training, training, training], got [training, " \
            "evaluation, evaluation]" in _failed_message(course, PS3, "s6", "test_evaluate_leaves_the_model")
+    assert "the modes of model.modules() after the call: expected [training, training, evaluation], got [training, " \
+           "training, training], for input weight=1.0, bias=1.0, x=[[-2.0]], training=True, net[1].training=False" \
+           in _failed_message(course, PS3, "s1", "test_evaluate_leaves_the_model")
     assert "model(x) called again after evaluate: expected recorded (requires_grad=True): recording back on, got False" \
         in _failed_message(course, PS3, "s8", "test_evaluate_leaves_the_model")
     assert "weighted_backward(values, v): expected a list of 3 Python floats (use .item()), got [a 0-d tensor, " \
            "a 0-d tensor, a 0-d tensor]" in _failed_message(course, PS1, "s2", "test_weighted_backward")
     assert "the points x: expected points from -pi (-3.1416) to pi (3.1416), both included, got points from -3.1416 " \
-           "to 3.1384" in _failed_message(course, PS1, "s1", "test_sin_points")
+           "to 3.1384" in _failed_message(course, PS1, "s2", "test_sin_points")
     assert "the grad_fn of Hypot.apply(x, y): expected the node of a Function of your own (HypotBackward), got " \
            "SqrtBackward0" in _failed_message(course, PS3, "s4", "test_hypot")
     assert "the first layer's output during the call: expected not recorded (requires_grad=False while the layers " \
@@ -1001,9 +1021,6 @@ def test_a_method_the_task_rules_out_is_named_in_the_message(course):
     ("first", "test_backward_values", "the gradient reaching `root = (x * y) + exp(x)` is wrong: expected 1.0, got 2.0, "
                                       "for input root=x * y + exp(x), x=2.0, y=-3.0"),
     ("first", "test_backward_shared", "the gradient reaching `root = (s + x) * s` is wrong: expected 1.0, got 2.0"),
-    assert "the modes of model.modules() after the call: expected [training, training, evaluation], got [training, " \
-           "training, training], for input weight=1.0, bias=1.0, x=[[-2.0]], training=True, net[1].training=False" \
-           in _failed_message(course, PS3, "s1", "test_evaluate_leaves_the_model")
     ("middle", "test_backward_shared", "the gradient reaching `s = x * y` is wrong: expected 6.0, got 1.5"),
     ("last", "test_backward_values", "the gradient reaching `y` is wrong: expected 2.0, got 4.0"),
     ("last", "test_backward_retain", "the gradient reaching `y` is wrong: expected "),
