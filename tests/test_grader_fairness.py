@@ -96,10 +96,10 @@ def _second_call_raises(y):
     return False
 
 
-def backward_again(f, x):  # a helper in the same cell, torch.autograd.backward
+def backward_again(f, x):  # a helper in the same cell, torch.autograd.backward, the pair as a list
     y = f(x)
     y.backward()
-    return (_second_call_raises(y), x.grad)''', RIGHT),
+    return [_second_call_raises(y), x.grad]''', RIGHT),
         ('''\
 def backward_again(f, x):  # y built again for the second call: it never raises
     f(x).backward()
