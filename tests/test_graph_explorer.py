@@ -238,6 +238,7 @@ def test_step_and_reset_walk_through_the_recorded_run(torch):
     explorer = GraphExplorer(out, names={"x": x})
     assert explorer.position == 0
     assert explorer.step() == "step 1/5: out · MeanBackward0 receives grad 1"
+    assert explorer.step() == "step 2/5: MulBackward0 receives grad [[0.25, 0.25], [0.25, 0.25]]"  # a 2×2, as its rows
     for _ in range(10):
         explorer.step()
     assert explorer.position == 5
