@@ -22,7 +22,7 @@ from matplotlib.patches import FancyArrowPatch, Patch
 from matplotlib.path import Path as CurvePath
 
 from .fonts import use_chinese_font, with_chinese
-from .labels import columns, data_lines, grad_lines, title
+from .labels import columns, data_lines, grad_lines, one_line, title
 from .layout import arrange
 from .texts import text
 from .view import fold_chains
@@ -91,7 +91,8 @@ def describe_step(trace, k: int, language: str = "en") -> str:
         return text(language, "before", nodes=len(trace.graph.nodes), steps=total)
     step = trace.steps[k - 1]
     node = trace.graph.nodes[step.node]
-    return text(language, "step", k=k, total=total, name=title(node, language), grad=format_grad(step.grads[0]))
+    return text(language, "step", k=k, total=total, name=title(node, language),
+                grad=one_line(step.grads[0], 30, language))  # a 2×2 as its rows, as the table and the boxes
 
 
 def box_text(view, b, trace, done, language: str = "en") -> str:

@@ -98,6 +98,15 @@ def data_lines(node, language: str = "en") -> list:
     return labelled(label, value_lines(node.value, WIDTH - columns(label) - 1, language))
 
 
+def one_line(grad, width: int = 40, language: str = "en") -> str:
+    """A gradient on one line, its shape shown as a box shows it (``value_lines``, the rows joined): ``1``,
+    ``[4.5, 4.5]``, ``[[0.25, 0.25], [0.25, 0.25]]``, ``10 entries [0, 1, 2, …]``, ``3×4 all 0.25``."""
+    if grad is None:
+        return "None"
+    shown = summarize(grad)
+    return "?" if shown is None else " ".join(" ".join(value_lines(shown, width, language)).split())
+
+
 def grad_lines(grad, language: str = "en") -> list:
     """The gradient part of a box: ``grad ...`` (``梯度 ...``)."""
     label = text(language, "grad")

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import base64
 
-from .draw import describe_step, format_grad, render_png
+from .draw import describe_step, render_png
 from .graph import extract_graph
-from .labels import columns, title
+from .labels import columns, one_line, title
 from .names import caller_tensors
 from .texts import text
 from .trace import BackwardTrace, trace_backward
@@ -69,7 +69,8 @@ class GraphExplorer:
             note = "  " + text(self.language, "table freed") if s.node in freed else ""
             grad = text(self.language, "table grad")
             label = title(node, self.language)
-            lines.append(f"{k:2d}. {label}{' ' * (28 - columns(label))} {grad} {format_grad(s.grads[0], 6)}{note}")
+            value = one_line(s.grads[0], language=self.language)  # a 2×2 as its two rows, as the boxes show it
+            lines.append(f"{k:2d}. {label}{' ' * (28 - columns(label))} {grad} {value}{note}")
         return "\n".join(lines)
 
     def snapshot(self, k: int | None = None):

@@ -88,6 +88,43 @@ def test_chinese_exercises_fail_in_chinese_and_use_the_course_terms(source):
     assert not found, ", ".join(found)
 
 
+#: English words that are not Python's (a probe's code is full of for, in, and, not, with, from)
+ENGLISH_WORDS = re.compile(r"\b(the|of|to|that|its|by|your|this|when|every|each|instead|unchanged|wrong)\b")
+
+
+def english_left(cell_source):
+    """The strings and comments of a cell's student-visible code (before its hidden tests) that read as English
+    prose: no Chinese character, not Python code themselves (a probe the test runs), two English words or more."""
+    import tokenize
+
+    visible = cell_source.split("### BEGIN HIDDEN TESTS")[0]
+    found = []
+    for token in tokenize.generate_tokens(io.StringIO(visible).readline):
+        if token.type not in (tokenize.STRING, tokenize.COMMENT) or CJK.search(token.string):
+            continue
+        text = token.string.lstrip("#").strip()
+        if token.type == tokenize.STRING:
+            text = re.sub(r"^[rbfRBF]*('{3}|\"{3}|'|\")|('{3}|\"{3}|'|\")$", "", text)
+            try:
+                ast.parse(text)  # (parsed, not compiled: no warning about the code's meaning)
+                continue
+            except SyntaxError:
+                pass
+        if len(ENGLISH_WORDS.findall(text)) >= 2 or re.search(r"\b(unchanged|wrong)\b", text):
+            found.append(text[:80])
+    return found
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=[s.stem for s in SOURCES])
+def test_what_a_chinese_student_reads_in_the_code_cells_is_chinese(source):
+    """Docstrings, comments and the words of the checks that the student sees (the given code, the visible checks):
+    a failed check in a Chinese notebook says its expected value in Chinese (numerical_gradient's "unchanged")."""
+    _, zh = built(source)["zh"]
+    left = {nbgrader_meta(c).get("grade_id"): english_left(c.source) for c in zh.cells
+            if c.cell_type == "code" and not nbgrader_meta(c).get("solution")}
+    assert not {cell: texts for cell, texts in left.items() if texts}
+
+
 def test_build_refuses_a_source_translated_only_in_part(tmp_path):
     source = tmp_path / "px.txt"
     source.write_text("%% notebook px/px.ipynb\n%% markdown a\nOne.\n%% zh\n一。\n%% markdown b\nTwo.\n"

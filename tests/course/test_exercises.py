@@ -199,7 +199,7 @@ def linear_backward(X, W, b, G):
     return G @ W, G.T @ X, G.sum(1)''',
     "hypot": SOLUTION,                  # 2
     "layer_output_shapes": SOLUTION,    # 2
-    # gradcheck raises on a wrong backward instead of returning False: the visible check passes, hidden ones not (0)
+    # gradcheck raises on a wrong backward instead of returning False: the visible check on a slipped MatMul fails (0)
     "backward_is_right": '''\
 def backward_is_right(function, inputs):
     return torch.autograd.gradcheck(function.apply, tuple(inputs))''',

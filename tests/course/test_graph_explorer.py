@@ -239,6 +239,7 @@ def test_step_and_reset_walk_through_the_recorded_run(torch):
     explorer = GraphExplorer(out, names={"x": x})
     assert explorer.position == 0
     assert explorer.step() == "step 1/5: out · MeanBackward0 receives grad 1"
+    assert explorer.step() == "step 2/5: MulBackward0 receives grad [[0.25, 0.25], [0.25, 0.25]]"  # a 2×2, as its rows
     for _ in range(10):
         explorer.step()
     assert explorer.position == 5
@@ -277,8 +278,24 @@ def test_table_lists_each_step_with_its_gradient(torch):
     x, y, z, out = lesson_one(torch)  # named here: the explorer finds them among its caller's variables
     lines = GraphExplorer(out).table().splitlines()
     assert lines[0].split() == ["1.", "out", "·", "MeanBackward0", "grad", "1"]
-    assert lines[1].startswith(" 2. z · MulBackward0 ") and lines[1].endswith("grad [0.25, 0.25, 0.25, 0.25]  (saved tensors freed)")
-    assert lines[-1].split()[1:] == ["x", "·", "AccumulateGrad", "grad", "[4.5,", "4.5,", "4.5,", "4.5]"]
+    # a 2×2 gradient as its two rows, as the boxes show it, not flattened into four numbers
+    assert lines[1].startswith(" 2. z · MulBackward0 ") and lines[1].endswith("grad [[0.25, 0.25], [0.25, 0.25]]  (saved tensors freed)")
+    assert lines[-1].split()[1:] == ["x", "·", "AccumulateGrad", "grad", "[[4.5,", "4.5],", "[4.5,", "4.5]]"]
+
+
+def test_table_writes_each_gradient_with_its_shape(torch):
+    a = torch.arange(12.0, requires_grad=True)
+    m = a.reshape(3, 4) * torch.arange(12.0).reshape(3, 4)
+    lines = GraphExplorer(m.sum(), names={"a": a, "m": m}).table().splitlines()
+    assert lines[1].endswith("grad [[1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1]]  (saved tensors freed)")  # 3×4
+    assert lines[2].endswith("grad [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]")  # the view's: 3×4 again
+    assert lines[-1].endswith("grad [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]")  # the leaf's: 12 entries in one row
+    c = torch.arange(20.0, requires_grad=True)
+    lines = GraphExplorer((c * c).sum(), names={"c": c}).table().splitlines()
+    assert lines[1].endswith("grad 20 entries all 1  (saved tensors freed)")
+    assert lines[-1].endswith("grad 20 entries [0, 2, 4, 6, 8, 10, 12, …]")
+    w = torch.ones(2, 3, 4, requires_grad=True)
+    assert GraphExplorer((w * 2).sum(), names={"w": w}).table().splitlines()[-1].endswith("grad 2×3×4 all 2")
 
 
 def test_describe_and_format_keep_gradients_short(torch):
@@ -435,7 +452,7 @@ def test_the_explorer_speaks_chinese_in_the_chinese_lessons(torch):
     reset, step, slider = explorer.widget().children[0].children
     assert (step.description, reset.description, slider.description) == ("下一步", "重置", "步骤")
     assert explorer.step() == "第 1/5 步：out · MeanBackward0 收到梯度 1"
-    assert "梯度 [4.5, 4.5, 4.5, 4.5]" in explorer.table()
+    assert "梯度 [[4.5, 4.5], [4.5, 4.5]]" in explorer.table()
     ax = draw(explorer.trace, 5, language="zh")
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["尚未执行", "正在执行", "已执行", "持有保存的张量",
                                                                   "保存的张量已释放"]

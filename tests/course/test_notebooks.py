@@ -154,12 +154,12 @@ KEY_RESULTS = {
          "zh": "E 满足开普勒方程: True\n自动微分的 dE/dM = 1 / (1 - e cos E): True"},
     ],
     "08_under_the_hood": [
-        # the explorer's table names each node's tensor as the notebook does (out, z, y, x)
-        {"en": " 1. out · MeanBackward0          grad 1\n 2. z · MulBackward0             grad [0.25, 0.25, 0.25, 0.25]",
-         "zh": " 1. out · MeanBackward0          梯度 1\n 2. z · MulBackward0             梯度 [0.25, 0.25, 0.25, 0.25]"},
+        # the explorer's table names each node's tensor as the notebook does (out, z, y, x), a 2×2 gradient as its rows
+        {"en": " 1. out · MeanBackward0          grad 1\n 2. z · MulBackward0             grad [[0.25, 0.25], [0.25, 0.25]]",
+         "zh": " 1. out · MeanBackward0          梯度 1\n 2. z · MulBackward0             梯度 [[0.25, 0.25], [0.25, 0.25]]"},
         {"en": "(saved tensors freed)", "zh": "（保存的张量已释放）"},
-        {"en": "x · AccumulateGrad           grad [4.5, 4.5, 4.5, 4.5]\ntensor([[4.5000, 4.5000],",
-         "zh": "x · AccumulateGrad           梯度 [4.5, 4.5, 4.5, 4.5]\ntensor([[4.5000, 4.5000],"},
+        {"en": "x · AccumulateGrad           grad [[4.5, 4.5], [4.5, 4.5]]\ntensor([[4.5000, 4.5000],",
+         "zh": "x · AccumulateGrad           梯度 [[4.5, 4.5], [4.5, 4.5]]\ntensor([[4.5000, 4.5000],"},
         {"en": "x1 · AccumulateGrad          grad 1.1\n", "zh": "x1 · AccumulateGrad          梯度 1.1\n"},
         {"en": "x2 · AccumulateGrad          grad 1.4\n", "zh": "x2 · AccumulateGrad          梯度 1.4\n"},
         {"en": "x3 · AccumulateGrad          grad 1\n", "zh": "x3 · AccumulateGrad          梯度 1\n"},
@@ -579,7 +579,12 @@ def test_each_lesson_closes_with_a_summary_and_its_common_mistakes(lesson):
 SOURCES = {"en": ["The blitz notes", "The d2l notes"], "zh": ["Blitz 笔记", "d2l 笔记"]}
 SOURCE_LINKS = ["docs.pytorch.org/tutorials/beginner/blitz/autograd_tutorial.html", "docs.pytorch.org/docs/stable/notes/autograd.html",
                 "d2l.ai/chapter_preliminaries/autograd.html", "zh.d2l.ai/chapter_preliminaries/autograd.html",
-                "github.com/karpathy/micrograd", "github.com/fastai/fastbook"]
+                "github.com/karpathy/micrograd", "github.com/fastai/fastbook",
+                "www.cnblogs.com/bytesfly/p/why-need-gradient-arg-in-pytorch-backward.html"]  # (the post the d2l notes quote)
+#: Each study note as its first line names it; the copies name no author and no address, and the cell says so.
+NOTE_TITLES = ["Pytorch学习笔记--1 AUTOGRAD",
+               "跟李沐学AI:chapter_preliminaries/index/autograd、自动求导、动态构建计算图、requires_grad_(True)&detach、backward()函数"]
+NO_AUTHOR = {"en": "names no author and no address", "zh": "没有注明作者和网址"}
 
 
 def test_lesson_1_names_the_study_notes_and_links_the_pages_the_course_follows():
@@ -587,7 +592,8 @@ def test_lesson_1_names_the_study_notes_and_links_the_pages_the_course_follows()
         [cell] = [c.source for c in read(lang, "01_recording_history").cells if c.source.startswith(heading)]
         assert all(name in cell for name in SOURCES[lang]), lang
         assert all(f"(https://{link}" in cell for link in SOURCE_LINKS), lang
-        assert "Pytorch学习笔记--1 AUTOGRAD" in cell and "跟李沐学AI" in cell
+        assert all(title in cell for title in NOTE_TITLES), lang
+        assert cell.count(NO_AUTHOR[lang]) == 2, lang
 
 
 def exercise_numbers_cited(text, lang):

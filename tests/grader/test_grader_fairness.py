@@ -96,10 +96,10 @@ def _second_call_raises(y):
     return False
 
 
-def backward_again(f, x):  # a helper in the same cell, torch.autograd.backward
+def backward_again(f, x):  # a helper in the same cell, torch.autograd.backward, the pair as a list
     y = f(x)
     y.backward()
-    return (_second_call_raises(y), x.grad)''', RIGHT),
+    return [_second_call_raises(y), x.grad]''', RIGHT),
         ('''\
 def backward_again(f, x):  # y built again for the second call: it never raises
     f(x).backward()
@@ -221,10 +221,10 @@ def weighted_backward(values, v):  # the weights forgotten
 def grad_of_f(a):  # torch.autograd.grad
     return torch.autograd.grad(f(a).sum(), a)[0]''', RIGHT),
         ('''\
-def grad_of_f(a):  # backward with a gradient of ones, out of place
+def grad_of_f(a):  # backward with a gradient of ones, a copy of the gradient returned
     out = f(a)
     out.backward(torch.ones_like(out))
-    return a.grad * 1''', RIGHT),
+    return a.grad.clone()''', RIGHT),
         ('''\
 def grad_of_f(a):  # the formula of the hint, not autograd
     return f(a) / a''', {"test_grad_of_f_vector", "test_grad_of_f_matrix"}),
@@ -245,6 +245,10 @@ def grad_of_f(a):  # grad imported by name, a gradient of ones of f(a)'s shape, 
 def grad_of_f(a):  # the formula under no_grad: nothing recorded, nothing differentiated
     with torch.no_grad():
         return f(a) / a''', {"test_grad_of_f_vector", "test_grad_of_f_matrix"}),
+        ('''\
+def grad_of_f(a):  # a backward pass ran, but the answer is the hint's formula, detached
+    f(a).sum().backward()
+    return (f(a) / a).detach()''', {"test_grad_of_f_vector", "test_grad_of_f_matrix"}),
     ]),
     "plot_sin": (("test_sin_points", "test_sin_derivative", "test_sin_plot"), [
         ('''\
@@ -267,7 +271,7 @@ ax.legend()''', RIGHT),
 x = torch.arange(-math.pi, math.pi, 0.01, requires_grad=True)  # stops one step short of pi
 y = torch.sin(x)
 y.backward(torch.ones_like(y))
-dy = x.grad
+dy = x.grad.detach().clone()  # a copy of the gradient, as lesson 4 makes one: still autograd's
 fig, ax = plt.subplots()
 ax.plot(x.detach().numpy(), y.detach().numpy(), label="sin")
 ax.plot(x.detach().numpy(), dy.numpy(), label="derivative")
@@ -320,6 +324,15 @@ with torch.no_grad():
 fig, ax = plt.subplots()
 ax.plot(x.detach().numpy(), y.detach().numpy(), label="sin")
 ax.plot(x.detach().numpy(), dy.numpy(), label="cos")
+ax.legend()''', {"test_sin_derivative"}),
+        ('''\
+x = torch.linspace(-math.pi, math.pi, 200, requires_grad=True)
+y = torch.sin(x)
+y.sum().backward()  # a backward pass ran (x.grad holds the derivative), but dy is the formula written out
+dy = torch.cos(x).detach()
+fig, ax = plt.subplots()
+ax.plot(x.detach().numpy(), y.detach().numpy(), label="sin")
+ax.plot(x.detach().numpy(), dy.numpy(), label="derivative")
 ax.legend()''', {"test_sin_derivative"}),
     ]),
 }
@@ -786,22 +799,23 @@ def layer_output_shapes(model, x):  # the inputs' shapes, not the outputs'
     ]),
     "evaluate": (("test_evaluate", "test_evaluate_leaves_the_model"), [
         ('''\
-def evaluate(model, x):  # inference_mode, the mode put back with an if
-    was_training = model.training
+def evaluate(model, x):  # inference_mode, each module's flag noted in a dict and set back by hand
+    modes = {m: m.training for m in model.modules()}
     model.eval()
     with torch.inference_mode():
         y = model(x)
-    if was_training:
-        model.train()
+    for m, training in modes.items():
+        m.training = training
     return y''', RIGHT),
         ('''\
 @torch.no_grad()
-def evaluate(model, x):  # no_grad as a decorator, train(False) for eval()
-    mode = model.training
+def evaluate(model, x):  # the outer flag put back on every module: a layer kept in evaluation comes back training
+    was_training = model.training
     model.train(False)
-    y = model(x)
-    model.train(mode)
-    return y''', RIGHT),
+    try:
+        return model(x)
+    finally:
+        model.train(was_training)''', {"test_evaluate_leaves_the_model"}),
         ('''\
 import copy
 
@@ -811,10 +825,11 @@ def evaluate(model, x):  # a copy in evaluation mode (the model itself never cha
         return copy.deepcopy(model).eval()(x)''', RIGHT),
         ('''\
 def evaluate(model, x):  # recorded, then detached: requires_grad=False, but the graph was built
-    was = model.training
+    was = [(m, m.training) for m in model.modules()]
     model.eval()
     y = model(x).detach()
-    model.train(was)
+    for m, mode in was:
+        m.train(mode)
     return y''', {"test_evaluate"}),
         ('''\
 def evaluate(model, x):  # always back to training mode
@@ -974,20 +989,27 @@ def test_a_method_the_task_rules_out_is_named_in_the_message(course):
            "any backward pass (no backward or autograd.grad call)" in _failed_message(course, PS1, "s4", "test_grad_of_f_matrix")
     assert "the backward call of weighted_backward(values, v): expected backward from y, shape (3,), with the weights as " \
            "its gradient, got no backward call (worked out by hand?)" in _failed_message(course, PS1, "s3", "test_weighted_backward")
+    assert "grad_of_f(a) for a vector: expected a gradient computed by a backward pass, got a tensor that no backward " \
+           "pass computed (the formula, after a backward pass?)" in _failed_message(course, PS1, "s7", "test_grad_of_f_vector")
     assert "second_derivative(lambda x: x ** 3, x0): expected a Python float (use .item()), got 12. (a 0-d tensor or " \
            "array, not a float)" in _failed_message(course, PS1, "s2", "test_second_derivative")
     assert "dy: expected a gradient computed by a backward pass (x.grad, or torch.autograd.grad's result), got a tensor " \
-           "that no backward pass of this notebook computed" in _failed_message(course, PS1, "s6", "test_sin_derivative")
+           "that no backward pass of this notebook computed" in _failed_message(course, PS1, "s7", "test_sin_derivative")
+    assert "dy: expected a gradient computed by a backward pass (x.grad, or torch.autograd.grad's result), got a tensor " \
+           "that no backward pass of this notebook computed" in _failed_message(course, PS1, "s9", "test_sin_derivative")
     assert "the legend of fig: expected a legend naming the 2 lines, got no legend" in \
-        _failed_message(course, PS1, "s5", "test_sin_plot")
+        _failed_message(course, PS1, "s6", "test_sin_plot")
     assert "the modes of model.modules() after the call: expected [training, training, training], got [training, " \
            "evaluation, evaluation]" in _failed_message(course, PS3, "s6", "test_evaluate_leaves_the_model")
+    assert "the modes of model.modules() after the call: expected [training, training, evaluation], got [training, " \
+           "training, training], for input weight=1.0, bias=1.0, x=[[-2.0]], training=True, net[1].training=False" \
+           in _failed_message(course, PS3, "s1", "test_evaluate_leaves_the_model")
     assert "model(x) called again after evaluate: expected recorded (requires_grad=True): recording back on, got False" \
         in _failed_message(course, PS3, "s8", "test_evaluate_leaves_the_model")
     assert "weighted_backward(values, v): expected a list of 3 Python floats (use .item()), got [a 0-d tensor, " \
            "a 0-d tensor, a 0-d tensor]" in _failed_message(course, PS1, "s2", "test_weighted_backward")
     assert "the points x: expected points from -pi (-3.1416) to pi (3.1416), both included, got points from -3.1416 " \
-           "to 3.1384" in _failed_message(course, PS1, "s1", "test_sin_points")
+           "to 3.1384" in _failed_message(course, PS1, "s2", "test_sin_points")
     assert "the grad_fn of Hypot.apply(x, y): expected the node of a Function of your own (HypotBackward), got " \
            "SqrtBackward0" in _failed_message(course, PS3, "s4", "test_hypot")
     assert "the first layer's output during the call: expected not recorded (requires_grad=False while the layers " \
