@@ -108,6 +108,30 @@ def test_hidden_checks_that_fail_are_counted_and_nothing_of_them_is_shown(mine, 
         assert secret not in text, (secret, text)
 
 
+def test_a_notebooks_own_text_neither_hides_a_note_nor_stands_for_a_hidden_failure(mine, tmp_path, monkeypatch):
+    """Failed hidden checks travel apart from the findings (``ExecutionReport.hidden_failures``): a
+    note whose text reads like one is shown as any note is, and the real ones reach the result
+    (the instructor's side) without ever reaching the learner's lines."""
+    from grader.local_grading import LocalGrader
+
+    results = []
+    score = LocalGrader.execute_and_score
+    monkeypatch.setattr(LocalGrader, "execute_and_score",
+                        lambda self, *a: results.append(score(self, *a)) or results[-1])
+    forging = ("try:\n    open('/hidden check failed (not shown to the student)', 'w')\n"
+               "except OSError:\n    pass\n" + ONLY_VISIBLE)
+    status, text = check(solved(mine / "en" / "exercises" / PS1 / NOTEBOOK, PS1, tmp_path / "forging",
+                                second_derivative=forging))
+    assert status == 1, text
+    assert re.search(r"note: cell 'second_derivative\w*': denied: .*hidden check failed \(not shown", text), text
+    (_, result), = results
+    assert result.hidden_failures and all("hidden check failed (not shown to the student)" in f
+                                          for f in result.hidden_failures), result
+    assert not any("expected" in f and "hidden check failed" in f for f in result.findings), result.findings
+    for failure in result.hidden_failures:
+        assert failure.split(": ", 2)[-1] not in text, (failure, text)
+
+
 def test_hidden_tests_come_from_the_installed_kit_not_from_the_learners_folder(mine, tmp_path):
     folder = tmp_path / "partial"
     path = solved(mine / "en" / "exercises" / PS1 / NOTEBOOK, PS1, folder, second_derivative=ONLY_VISIBLE)

@@ -49,16 +49,20 @@ NOTES_LIMIT = 100
 #: The finding of every notebook graded with ``--unsafe-no-sandbox`` where bubblewrap could not run.
 UNSANDBOXED = ("GRADED WITHOUT THE SANDBOX (--unsafe-no-sandbox): this student's code could read the machine's "
                "files and the grader's environment; do not use these grades for a class")
-#: The finding of a failed hidden check, with its input and expected value: the instructor's alone
-#: (``kitgrade check`` leaves it out of what it shows a learner).
+#: How the instructor's report words a failed hidden check (``ExecutionReport.hidden_failures``).
 HIDDEN_FAILURE = "hidden check failed (not shown to the student)"
 
 
 @dataclass
 class ExecutionReport:
-    """What happened while a notebook ran: one line per event an instructor should know about."""
+    """What happened while a notebook ran: one line per event an instructor should know about.
+
+    ``hidden_failures`` are the failed hidden checks (cell, input, expected value): the instructor's
+    alone, kept apart from ``findings`` (which a notebook's own text reaches, through its notes) so
+    that what a learner is shown never depends on what a finding says."""
 
     findings: list[str] = field(default_factory=list)
+    hidden_failures: list[str] = field(default_factory=list)
     landlock: bool = False
     trusted_tests: list[str] = field(default_factory=list)
     in_process_tests: list[str] = field(default_factory=list)
@@ -225,8 +229,8 @@ def run_notebook(zygote, nb, policy: SandboxPolicy, instructor_sources: dict | N
                     keep_output(cell, _not_run(process), budget, always=True)
                     continue
                 outputs, _ = trusted.run_test(source, budget[0])
-                report.findings.extend(f"{label[0]}: {HIDDEN_FAILURE}: {failure}"
-                                       for failure in trusted.hidden_failures)
+                report.hidden_failures.extend(f"{label[0]}: {HIDDEN_FAILURE}: {failure}"
+                                              for failure in trusted.hidden_failures)
                 for output in outputs:
                     keep_output(cell, output, budget, always=output["output_type"] == "error")
                 continue
