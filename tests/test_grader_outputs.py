@@ -437,6 +437,25 @@ def test_the_gate_leaves_a_notebook_nbformat_and_nbgrader_take():
                             "(True in cell 'test_x')")
 
 
+FORGED_SHAPES = FORGED_COUNT.rsplit("\n", 1)[0] + """
+recorder.add({"output_type": "stream", "name": "stdin", "text": "typed"})
+recorder.add({"output_type": "display_data", "data": {"text/markdown": 5}, "metadata": {}})"""
+
+
+def test_an_output_the_sandbox_receives_is_held_to_the_gates_rule_and_said(tmp_path):
+    """The supervisor and the gate apply one rule (``output_problem``): a stream nbformat has no
+    name for is replaced and named in the findings, as a number under ``text/markdown`` is."""
+    from grader.check import check_notebook
+
+    path = tmp_path / NOTEBOOK
+    nbformat.write(_submission(_source_notebook(), RIGHT, FORGED_SHAPES, None), path)
+    lines = []
+    assert check_notebook(path, out=lines.append) == 0, lines
+    notes = [line for line in lines if "an output was not kept" in line]
+    assert notes == ["note: cell 2: an output was not kept, because its stream 'stdin' is neither stdout nor stderr",
+                     "note: cell 2: an output was not kept, because its 'text/markdown' value is int, not text"], lines
+
+
 def test_a_submitted_notebook_whose_saved_outputs_are_malformed_is_graded_and_says_so(tmp_path):
     """nbgrader clears saved outputs: they made the kit refuse the whole notebook ("invalid nbformat 4
     notebook", 0 points)."""

@@ -311,8 +311,9 @@ def test_zero_d_answers_earn_their_points(course, graded):
 def test_deeply_nested_output_costs_its_student_only(course, graded):
     result = graded[PS1]["report"]["deep_output"]
     assert result["score"] == FULL[PS1]  # only the output is dropped, with a reason
-    assert any("an output nested more than 64 levels deep was dropped" in r for r in result["reasons"]), result
-    assert "OutputTooDeep" in nbformat.writes(_autograded(course, PS1, "deep_output"))
+    assert any("an output was not kept, because it is nested more than 64 levels deep" in r
+               for r in result["reasons"]), result
+    assert "MalformedOutput" in nbformat.writes(_autograded(course, PS1, "deep_output"))
 
 
 def test_a_deeply_nested_notebook_file_costs_its_student_only(graded):
