@@ -103,8 +103,14 @@ def _preload(nb, folder: Path, settings: KitGrade) -> list[str]:
 
 
 def _holds_solutions(nb) -> bool:
-    """Whether a notebook still holds nbgrader's solution or hidden-test markers (an instructor's version)."""
-    return any("### BEGIN SOLUTION" in cell.source or "### BEGIN HIDDEN TESTS" in cell.source for cell in nb.cells)
+    """Whether a notebook still holds nbgrader's solution or hidden-test delimiters (an instructor's
+    version), as nbgrader's own preprocessors find them (``ClearSolutions``, ``ClearHiddenTests``:
+    their defaults, since a learner's notebook has no course configuration; the comment mark is
+    not part of them)."""
+    from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions
+
+    markers = (ClearSolutions().begin_solution_delimeter, ClearHiddenTests().begin_test_delimeter)
+    return any(marker in cell.source for cell in nb.cells for marker in markers)
 
 
 def _width(text: str) -> int:

@@ -509,6 +509,18 @@ def test_a_submitted_notebook_nbgrader_would_stop_on_is_graded_and_says_why(shap
     assert [c.source for c in sanitized.cells][-1] == TEST
 
 
+def test_a_submitted_notebook_is_parsed_once(monkeypatch):
+    """Its JSON is read once (``json.loads``), checked, and made nbformat's node from what was read."""
+    from grader import submission
+
+    calls = []
+    loads = json.loads
+    monkeypatch.setattr(json, "loads", lambda *a, **k: calls.append(1) or loads(*a, **k))
+    nb, reason, notes = submission.parse_submitted(nbformat.writes(_source_notebook()).encode())
+    assert reason is None and notes == [] and nb.cells[-1].source == TEST
+    assert calls == [1]
+
+
 def test_reasons_about_a_hidden_test_reach_a_student_as_details_hidden():
     from grader.feedback.pages import for_student
 

@@ -217,3 +217,43 @@ def test_course_files_say_where_each_part_of_the_course_is():
     assert (PS1, "en", PS1) in names and (PS1 + "_zh", "zh", PS1) in names
     for exercise in course_files.exercise_list():
         assert sorted(p.name for p in exercise.student.glob("*.ipynb")) == sorted(p.name for p in exercise.source.glob("*.ipynb"))
+
+
+def test_the_exercises_are_hashed_once_a_process_until_a_file_changes(monkeypatch):
+    """``exercise_list`` (every ``check``, every learner's command) checks the student versions by
+    the exercise files' digests: once, then again only for a file whose time or size changed."""
+    import hashlib
+    import os
+
+    from course_files import student_versions
+
+    hashed, digest = [], hashlib.sha256
+
+    def sha256(data=b""):
+        hashed.append(len(data))
+        return digest(data)
+
+    course_files.exercise_list()
+    monkeypatch.setattr(student_versions.hashlib, "sha256", sha256)
+    course_files.exercise_list()
+    assert hashed == []
+    path = course_files.exercises() / PS1 / NOTEBOOK
+    before = path.stat()
+    try:
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+        course_files.exercise_list()
+    finally:
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert hashed, "a changed file is hashed again"
+
+
+def test_an_instructors_version_is_told_by_nbgraders_own_delimiters():
+    """nbgrader finds ``BEGIN SOLUTION`` after any comment mark (``ClearSolutions``): so does ``check``."""
+    from grader.check import _holds_solutions
+
+    def notebook(source):
+        return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+
+    assert _holds_solutions(notebook("def f(x):\n    # BEGIN SOLUTION\n    return x\n    # END SOLUTION"))
+    assert _holds_solutions(notebook("assert f(1) == 1\n### BEGIN HIDDEN TESTS\nassert f(2) == 2\n### END HIDDEN TESTS"))
+    assert not _holds_solutions(notebook("def f(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()"))

@@ -23,7 +23,6 @@ import signal
 import time
 from dataclasses import dataclass, field
 
-import nbformat
 from nbgrader import utils as nbgrader_utils
 
 from ..checks import StudentCodeError
@@ -32,7 +31,7 @@ from .outputs import error_output, keep_output
 from .policy import SandboxPolicy
 from .protocol import TOO_MANY_THREADS, Closed, ProtocolError, Reader, TimedOut, send
 from .recorder import clip
-from .trusted_tests import TrustedSide, is_trusted_test, output_size
+from .trusted_tests import TrustedSide, is_trusted_test
 from .values import ValueRejected, decode
 from .zygote import ZygoteFailed
 
