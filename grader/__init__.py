@@ -34,6 +34,7 @@ top of a file or inside a function) closes a circle (``tests/test_grader_layers.
       download_plan.py   which file of a download is whose: the newest attempt, conflicts set aside
     2 sandbox/           one student's notebook run so that nothing in it decides its grade
       checks.py          the test cells' library (``student()``, ``check()``), used in the sandbox
+      method_checks.py   checks of how a student computed (backward calls, gradients), in ``checks``' name
       submission.py      one submitted folder read and staged (never followed, never changed)
       notebook_outputs.py what a notebook's outputs may hold, checked before nbgrader or a page sees them
       released_files.py  the files a student receives beside the notebooks (nbgrader's release picks them)
