@@ -31,8 +31,13 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
-LANGUAGES = ("en", "zh")
+from grader.student_language import LANGUAGES
+from grader.student_language import notebook_language as language_of
+
+__all__ = ["LANGUAGES", "IGNORED", "root", "lessons", "exercises", "student_exercises", "exercise_list",
+           "notebook_language"]
 STUDENT = "student"
+#: files of an exercise folder that are no part of it (an editor's, Python's, macOS's)
 IGNORED = (".ipynb_checkpoints", "__pycache__", ".DS_Store")
 
 
@@ -90,13 +95,13 @@ class Exercise:
 
 
 def notebook_language(path: Path) -> str:
-    """The language a notebook names in its metadata (``kitgrade.language``), English if none."""
+    """The language of the notebook file at ``path`` as the grader reads it in a notebook
+    (``grader.student_language``: its ``kitgrade.language`` if the kit knows it), English if the
+    file cannot be read."""
     try:
-        meta = json.loads(Path(path).read_text(encoding="utf-8")).get("metadata", {}).get("kitgrade", {})
-    except (OSError, ValueError, AttributeError):
+        return language_of(json.loads(Path(path).read_text(encoding="utf-8")))
+    except (OSError, ValueError):
         return "en"
-    language = meta.get("language") if isinstance(meta, dict) else None
-    return language if language in LANGUAGES else "en"
 
 
 def exercise_list() -> list[Exercise]:

@@ -24,9 +24,19 @@ import sys
 import tempfile
 from pathlib import Path
 
+from . import IGNORED
+
 SOURCES = "SOURCES.json"
 LOCK = ".student-versions.lock"
 NBGRADER = "nbgrader>=0.9,<0.10"
+
+
+def ensure_nbgrader_tools_on_path() -> None:
+    """nbgrader runs ``alembic`` by name when it creates a gradebook; find it beside this Python
+    (a venv's ``bin/``, not on ``PATH`` when the venv is not activated)."""
+    bin_dir = os.path.dirname(os.path.abspath(sys.executable))
+    if shutil.which("alembic") is None and os.path.exists(os.path.join(bin_dir, "alembic")):
+        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
 
 
 def _exercise_folders(exercises: Path) -> list[Path]:
@@ -36,8 +46,6 @@ def _exercise_folders(exercises: Path) -> list[Path]:
 
 
 def _files(folder: Path) -> list[Path]:
-    from . import IGNORED
-
     return [p for p in sorted(folder.rglob("*")) if p.is_file()
             and not any(part in IGNORED for part in p.relative_to(folder).parts)]
 
@@ -46,6 +54,21 @@ def source_digests(exercises: Path) -> dict[str, str]:
     """``{"<assignment>/<file>": sha256}`` of every file of every exercise."""
     return {f"{folder.name}/{path.relative_to(folder).as_posix()}": hashlib.sha256(path.read_bytes()).hexdigest()
             for folder in _exercise_folders(exercises) for path in _files(folder)}
+
+
+#: The files' stat signatures (``_signature``) found up to date in this process: a copy whose
+#: exercise files and record have not changed since is not hashed again (every ``exercise_list``
+#: asks, and hashing them all took longer than the rest of a ``kitgrade check``'s start).
+_VERIFIED: set[tuple] = set()
+
+
+def _signature(exercises: Path, student: Path) -> tuple | None:
+    """What says that no file changed: each exercise file's and the record's path, time and size."""
+    try:
+        files = [student / SOURCES] + [path for folder in _exercise_folders(exercises) for path in _files(folder)]
+        return tuple((str(path), stat.st_mtime_ns, stat.st_size) for path in files for stat in [path.stat()])
+    except OSError:
+        return None
 
 
 def up_to_date(exercises: Path, student: Path) -> bool:
@@ -57,8 +80,14 @@ def up_to_date(exercises: Path, student: Path) -> bool:
 
 
 def ensure_student_versions(exercises: Path, student: Path) -> Path:
-    """``student``, made from ``exercises`` first if it is missing or out of date."""
+    """``student``, made from ``exercises`` first if it is missing or out of date (checked by the
+    files' digests, once a process for files that have not changed since)."""
+    signature = _signature(exercises, student)
+    if signature is not None and signature in _VERIFIED:
+        return student
     if up_to_date(exercises, student):
+        if signature is not None:
+            _VERIFIED.add(signature)
         return student
     try:
         lock = open(student.parent / LOCK, "a")
@@ -81,9 +110,7 @@ def make_student_versions(exercises: Path, student: Path) -> None:
     except ImportError:
         raise RuntimeError(f"making the exercises' student versions (course_files/student/) needs nbgrader: pip install "
                            f"'{NBGRADER}'") from None
-    bin_dir = os.path.dirname(os.path.abspath(sys.executable))  # nbgrader runs ``alembic`` by name
-    if shutil.which("alembic") is None and os.path.exists(os.path.join(bin_dir, "alembic")):
-        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+    ensure_nbgrader_tools_on_path()
     digests = source_digests(exercises)
     with tempfile.TemporaryDirectory(prefix="student-versions-") as temporary:
         course = Path(temporary)
@@ -91,8 +118,7 @@ def make_student_versions(exercises: Path, student: Path) -> None:
         config.CourseDirectory.root = str(course)
         config.CourseDirectory.db_url = f"sqlite:///{course / 'gradebook.db'}"
         for folder in _exercise_folders(exercises):
-            shutil.copytree(folder, course / "source" / folder.name, ignore=shutil.ignore_patterns(".ipynb_checkpoints",
-                                                                                                    "__pycache__"))
+            shutil.copytree(folder, course / "source" / folder.name, ignore=shutil.ignore_patterns(*IGNORED))
             coursedir = CourseDirectory(config=config)
             coursedir.assignment_id = folder.name
             converter = GenerateAssignment(coursedir=coursedir, config=config)

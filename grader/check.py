@@ -45,7 +45,6 @@ def check_notebook(path: Path, timeout: float = CELL_TIMEOUT, out=print) -> int:
     spare_zygotes.load(1, workers.zygote_modules(preload, policy.forbidden_imports))
     from .local_grading import LocalGrader
     from .manual_grades import written_answers
-    from .sandbox.supervisor import HIDDEN_FAILURE
     from .sandbox.trusted_tests import is_trusted_test
 
     source_version = _holds_solutions(nb)
@@ -75,8 +74,9 @@ def check_notebook(path: Path, timeout: float = CELL_TIMEOUT, out=print) -> int:
     for answer in written:
         state = say({True: "answered", False: "unanswered", None: "graded_by_instructor"}[answer.answered], language)
         out(f"{_pad(say('WRITTEN', language), status_width)} {answer.grade_id:<{width}}  -/{answer.points:g}  {state}")
-    # a failed hidden check's input and expected value are the instructor's: only the count is shown
-    for finding in notes + [f for f in result.findings if HIDDEN_FAILURE not in f]:
+    # (a failed hidden check's input and expected value, ``result.hidden_failures``, are the
+    # instructor's: the learner sees only the count, in the test's line)
+    for finding in notes + result.findings:
         out(say("note", language, text=finding))
     by_hand = say("by_hand", language, points=f"{sum(w.points for w in written):g}") if written else ""
     total = "total_source" if source_version else "total_hidden" if hidden else "total"
@@ -103,8 +103,14 @@ def _preload(nb, folder: Path, settings: KitGrade) -> list[str]:
 
 
 def _holds_solutions(nb) -> bool:
-    """Whether a notebook still holds nbgrader's solution or hidden-test markers (an instructor's version)."""
-    return any("### BEGIN SOLUTION" in cell.source or "### BEGIN HIDDEN TESTS" in cell.source for cell in nb.cells)
+    """Whether a notebook still holds nbgrader's solution or hidden-test delimiters (an instructor's
+    version), as nbgrader's own preprocessors find them (``ClearSolutions``, ``ClearHiddenTests``:
+    their defaults, since a learner's notebook has no course configuration; the comment mark is
+    not part of them)."""
+    from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions
+
+    markers = (ClearSolutions().begin_solution_delimeter, ClearHiddenTests().begin_test_delimeter)
+    return any(marker in cell.source for cell in nb.cells for marker in markers)
 
 
 def _width(text: str) -> int:

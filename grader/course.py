@@ -12,11 +12,10 @@ import copy
 import json
 import os
 import re
-import shutil
 import stat
-import sys
 from pathlib import Path
 
+from course_files.student_versions import ensure_nbgrader_tools_on_path
 from traitlets.config import Config
 
 from .course_config import CONFIG_FILE, find_course_root, load_course_config
@@ -242,10 +241,3 @@ def kit_exercise_paths() -> list[str]:
 
     exercises = course_files.exercises()
     return sorted({str(exercises), os.path.realpath(exercises)})
-
-
-def ensure_nbgrader_tools_on_path() -> None:
-    """nbgrader runs ``alembic`` by name when it creates a gradebook; find it beside this Python."""
-    bin_dir = os.path.dirname(os.path.abspath(sys.executable))
-    if shutil.which("alembic") is None and os.path.exists(os.path.join(bin_dir, "alembic")):
-        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")

@@ -17,6 +17,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course_files import IGNORED
+
 from .course import CONFIG_FILE, KIT_DIR, Course, ensure_nbgrader_tools_on_path
 from .errors import UsageError
 from .settings import CELL_TIMEOUT
@@ -24,7 +26,6 @@ from .settings import CELL_TIMEOUT
 DEFAULT_COURSE_ID = "autograd-kit"
 #: Digests of the exercise files as ``init`` copied them (relative to the course), to tell them from edits.
 MANIFEST = f"{KIT_DIR}/staged_exercises.json"
-IGNORED = (".ipynb_checkpoints", "__pycache__", ".DS_Store")
 
 CONFIG_TEMPLATE = '''\
 # nbgrader configuration of the course {course_id!r}, written by `kitgrade init`.

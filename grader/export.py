@@ -258,10 +258,17 @@ def grading_notes(course: Course, gradebook: Gradebook) -> tuple[dict[str, list[
             notes.append(f"note: {assignment}: grading stopped halfway for {', '.join(halfway)} (the machine failed "
                          "or the run was killed; the gradebook may hold part of it: empty in the Canvas file, "
                          f"nbgrader's CSV shows what the gradebook holds): run `kitgrade autograde {assignment}`")
-        again = [s for s in present if s in recorded and not ledger.unfinished(s) and ledger.resubmitted(s)]
+        graded = [s for s in present if s in recorded and not ledger.unfinished(s)]
+        again = [s for s in graded if ledger.resubmitted(s)]
         if again:
             notes.append(f"note: {assignment}: submitted again since graded: {', '.join(again)} (exported with the "
                          f"grade of the earlier submission): run `kitgrade autograde {assignment}`")
+        otherwise = [s for s in graded if ledger.graded_otherwise(s)]
+        if otherwise:
+            notes.append(f"note: {assignment}: graded with another version of the kit or nbgrader, or before the "
+                         f"course's configuration, source or due date changed: {', '.join(otherwise)} (exported with "
+                         f"that grade; their submissions are unchanged): `kitgrade autograde {assignment}` grades "
+                         "them again as things are now")
         gone = no_longer_submitted(course, assignment)
         if gone:
             notes.append(f"note: {assignment}: {NO_LONGER_SUBMITTED}: {', '.join(gone)} (exported with the grade the "

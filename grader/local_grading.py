@@ -97,6 +97,7 @@ class NotebookResult:
 
     tests: list[CellResult] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
+    hidden_failures: list[str] = field(default_factory=list)  # the instructor's alone (``ExecutionReport``)
 
     @property
     def score(self) -> float:
@@ -112,7 +113,8 @@ def _execute_and_score(nb, policy: SandboxPolicy, data_files: dict[str, bytes]):
     from .notebook_outputs import gate_notebook
 
     nb, report = workers.grade_in_sandbox(nb, policy, data_files)
-    result = NotebookResult(findings=report.findings + gate_notebook(nb) + keep_warnings_harmless(nb))
+    result = NotebookResult(findings=report.findings + gate_notebook(nb) + keep_warnings_harmless(nb),
+                            hidden_failures=list(report.hidden_failures))
     for cell in nb.cells:
         if cell.cell_type == "code" and nbgrader_utils.is_grade(cell) and not nbgrader_utils.is_solution(cell):
             score, max_score = nbgrader_utils.determine_grade(cell)

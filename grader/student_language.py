@@ -1,7 +1,8 @@
 """The language of what a student reads: test messages, "k of n hidden checks passed", ``kitgrade check``.
 
 An exercise notebook names its language in its metadata, ``{"kitgrade": {"language": "zh"}}``
-(``exercises/build.py`` writes it for both languages). Anything else there, or nothing, means
+(``exercises/build.py`` writes it for both languages; ``course_files`` reads a notebook file's with
+``notebook_language`` too). Anything else there, or nothing, means
 English: the field is in the student's file, so a changed one only changes the words they read.
 What an instructor reads (reports, findings, errors of the course) stays in English.
 

@@ -28,7 +28,6 @@ from .summary_page import TEXT, terminal_table, to_html
 
 # A message of grader.checks.check: "WHAT: expected E, got G, for input I".
 CHECK_MESSAGE = re.compile(r"^(?P<what>.+?): expected (?P<expected>.*), got (?P<got>.*), for input (?P<input>.*)$", re.S)
-HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", re.S)
 # The reasons that need a human look, by what the report's reason says.
 FLAGS = [("tampering", ("relies on", "was edited", "changed nbgrader metadata", "deleted or renamed",
                         "cell type changed", "appears more than once", "unknown id")),
@@ -63,14 +62,24 @@ def _failures(course: Course, assignment: str, student: str) -> dict[str, str]:
     return found
 
 
+def _hidden_regions(course: Course) -> re.Pattern:
+    """The lines from a hidden-test delimiter to its end, as the course's nbgrader finds them
+    (``ClearHiddenTests``, configured: a course may choose its own delimiters)."""
+    from nbgrader.preprocessors import ClearHiddenTests
+
+    clear = ClearHiddenTests(config=course.config())
+    begin, end = re.escape(clear.begin_test_delimeter), re.escape(clear.end_test_delimeter)
+    return re.compile(rf"[^\n]*{begin}.*?{end}[^\n]*", re.S)
+
+
 def _test_sources(course: Course, assignment: str, show_hidden: bool) -> dict[str, str]:
-    sources = {}
+    sources, hidden = {}, _hidden_regions(course)
     for path in course.source_notebooks(assignment):
         for cell in nbformat.read(path, as_version=4).cells:
             meta = cell.metadata.get("nbgrader", {})
             if meta.get("grade") and not meta.get("solution"):
                 text = cell.source
-                sources[meta["grade_id"]] = text if show_hidden else HIDDEN.sub("{hidden}", text)
+                sources[meta["grade_id"]] = text if show_hidden else hidden.sub("{hidden}", text)
     return sources
 
 

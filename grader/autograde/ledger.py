@@ -20,8 +20,9 @@ class Ledger:
 
     An entry is written as soon as nbgrader has put the student's grade in the gradebook, and holds
     a fingerprint of everything the grade depends on (the submitted files, the assignment's source
-    and due date, the course's settings, the kit's and nbgrader's versions) and the reasons of the
-    report. A student whose entry matches, and whose submission the gradebook holds, is not graded again.
+    and due date, the course's settings, the kit's and nbgrader's versions), a digest of the
+    submitted files alone (so that export can tell a new submission from a new kit) and the reasons
+    of the report. A student whose entry matches, and whose submission the gradebook holds, is not graded again.
 
     Before nbgrader writes anything of a student, their entry is marked ``unfinished`` (``begin``);
     the mark goes when the grade is recorded, or when what nbgrader wrote was undone. A mark left
@@ -40,21 +41,31 @@ class Ledger:
         self._in_gradebook = None
 
     def fingerprint(self, student: str) -> str:
+        """A digest of everything ``student``'s grade depends on ("" if a submitted file cannot be read)."""
+        return self._digests(student)[0]
+
+    def submission_digest(self, student: str) -> str:
+        """A digest of ``student``'s submitted files alone ("" if one cannot be read)."""
+        return self._digests(student)[1]
+
+    def _digests(self, student: str) -> tuple[str, str]:
+        """``(fingerprint, submission digest)``: the submitted files, read once, with and without the rest."""
         if self._common is None:
             common = hashlib.sha256(json.dumps(kit_versions()).encode())
             for path in [self.course.root / "nbgrader_config.py", *self.course.source_notebooks(self.assignment)]:
                 common.update(path.name.encode() + b"\0" + (path.read_bytes() if path.exists() else b""))
             common.update(f"due {self._due_date()}".encode())  # a due date set or moved: lateness changes
             self._common = common.hexdigest()
-        digest = hashlib.sha256(self._common.encode())
+        digest, submission = hashlib.sha256(self._common.encode()), hashlib.sha256()
         folder = self.course.path("submitted", student, self.assignment)
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
             try:
                 content = path.read_bytes()
             except OSError:  # matches nothing recorded: the run tries it, and says why it cannot grade it
-                return ""
-            digest.update(str(path.relative_to(folder)).encode() + b"\0" + content + b"\0")
-        return digest.hexdigest()
+                return "", ""
+            for each in (digest, submission):
+                each.update(str(path.relative_to(folder)).encode() + b"\0" + content + b"\0")
+        return digest.hexdigest(), submission.hexdigest()
 
     def _due_date(self):
         with warnings.catch_warnings(), Gradebook(self.course.db_url, self.course.course_id) as gradebook:
@@ -79,9 +90,23 @@ class Ledger:
         return list(entry.get("reasons", [])) if student in self._in_gradebook else None
 
     def resubmitted(self, student: str) -> bool:
-        """Whether ``student``'s submission changed since a run graded it (False if no run recorded one)."""
+        """Whether ``student``'s submitted files changed since a run graded them (False if no run
+        recorded one; an entry written before the ledger kept the submission's own digest: whether
+        anything the grade depends on changed, as it could not tell them apart)."""
         entry = self.entries.get(student)
-        return bool(entry) and "fingerprint" in entry and entry["fingerprint"] != self.fingerprint(student)
+        if not entry or "fingerprint" not in entry:
+            return False
+        if "submission" in entry:
+            return entry["submission"] != self.submission_digest(student)
+        return entry["fingerprint"] != self.fingerprint(student)
+
+    def graded_otherwise(self, student: str) -> bool:
+        """Whether ``student``'s grade was given by another kit, nbgrader, course configuration,
+        source or due date than this run's, their submission unchanged (an upgrade of the kit, say):
+        the next ``autograde`` grades them again."""
+        entry = self.entries.get(student)
+        return bool(entry) and "submission" in entry and entry.get("fingerprint") != self.fingerprint(student) \
+            and not self.resubmitted(student)
 
     def unfinished(self, student: str) -> bool:
         """Whether a grading of ``student`` stopped halfway and what it wrote may still be in the gradebook."""
@@ -93,15 +118,17 @@ class Ledger:
 
     def undone(self, student: str) -> None:
         """What nbgrader wrote of ``student`` was undone: the mark goes; the next run grades them again
-        unless they resubmitted since graded (the entry then says whose grade the gradebook holds)."""
+        unless what the grade depends on changed since graded (the entry then says whose grade the
+        gradebook holds)."""
         entry = {k: v for k, v in self.entries.get(student, {}).items() if k != "unfinished"}
-        if "fingerprint" in entry and self.resubmitted(student):
+        if "fingerprint" in entry and entry["fingerprint"] != self.fingerprint(student):
             self._set(student, entry)
         else:
             self.forget(student)
 
     def record(self, student: str, reasons: list[str]) -> None:
-        self._set(student, {"fingerprint": self.fingerprint(student), "reasons": list(reasons)})
+        fingerprint, submission = self._digests(student)
+        self._set(student, {"fingerprint": fingerprint, "submission": submission, "reasons": list(reasons)})
         if self._in_gradebook is not None:
             self._in_gradebook.add(student)
 

@@ -206,7 +206,9 @@ class Run:
 
             Path(task["record"]).unlink(missing_ok=True)
             self.not_graded.setdefault(student, describe(error, task["record"]) or f"the grader failed ({error})")
-        self.results[student].reasons += [f"{outcome['notebook']}: {f}" for f in outcome["findings"]]
+        # the failed hidden checks too: the report is the instructor's (feedback hides them, ``feedback/pages.py``)
+        self.results[student].reasons += [f"{outcome['notebook']}: {f}"
+                                          for f in outcome["findings"] + outcome.get("hidden_failures", [])]
         self.without_landlock += not outcome["landlock"]
         self.how_tested.update(outcome.get("tests", {}))
         self.results[student].seconds += outcome.get("seconds", 0.0)

@@ -63,7 +63,7 @@ def execute_prepared(task: dict, *, preload: list[str] | None = None) -> dict:
               "cells": [{"outputs": cell.get("outputs", []), "execution_count": cell.get("execution_count")}
                         for cell in nb.cells]}
     return {"student": task["student"], "notebook": task["notebook"], "findings": findings,
-            "landlock": report.landlock, "record": record, "seconds": seconds,
+            "hidden_failures": report.hidden_failures, "landlock": report.landlock, "record": record, "seconds": seconds,
             "tests": {**{t: "trusted" for t in report.trusted_tests}, **{t: "in-process" for t in report.in_process_tests}}}
 
 

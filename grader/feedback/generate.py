@@ -7,13 +7,13 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course_files import notebook_language
 from traitlets.config import Config
 
 from ..atomic import write_whole
 from ..course import Course, ensure_nbgrader_tools_on_path
 from ..errors import EnvironmentFault
 from ..faults import describe, logged_errors
-from ..student_language import notebook_language
 from ..student_text import CSP_META, with_csp
 from .exporter import TEMPLATES, HideHiddenTestsOfTheKit, feedback_exporter, nbgrader_templates, pending_grades
 from .pages import for_student, not_graded_page, unrendered_page
@@ -120,7 +120,7 @@ def _converter_class():
                 folder.mkdir(parents=True, exist_ok=True)
                 write_whole(folder / f"{notebook}.html",
                             unrendered_page(assignment, notebook, _grade(self.coursedir.db_url, info),
-                                            _language_of(notebook_filename)))
+                                            notebook_language(notebook_filename)))
                 self.unrendered.append((student, notebook, f"{type(error).__name__}: {str(error)[:200]}"))
 
     return KitFeedback
@@ -136,13 +136,6 @@ def _grade(db_url: str, info: dict) -> tuple | None:
             return graded.score, graded.max_score, not graded.needs_manual_grade
     except Exception:  # the page says what it can; the gradebook's faults are the other pages' to report
         return None
-
-
-def _language_of(path) -> str:
-    try:
-        return notebook_language(json.loads(Path(path).read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-        return "en"
 
 
 def hidden_test_cells(course: Course, assignment: str) -> set[str]:
@@ -169,7 +162,7 @@ def write_ungraded_notices(course: Course, assignment: str, hide_hidden_tests: b
         return
     hidden = hidden_test_cells(course, assignment)
     sources = course.source_notebooks(assignment)
-    language = _language_of(sources[0]) if sources else "en"
+    language = notebook_language(sources[0]) if sources else "en"
     for student, result in json.loads(report_path.read_text(encoding="utf-8")).items():
         if students and student not in students:
             continue

@@ -8,7 +8,8 @@ Rooms, one defence each (read them in this order):
 * ``protocol.py``    the messages between supervisor and student's process, and how they are read
 * ``values.py``      the only data that crosses back: plain values, strictly decoded
 * ``bubblewrap.py``  the first wall: the zygote runs in bubblewrap, on an allow-list of files
-                     (read once before the local workers are forked: ``allow_list_read.py``)
+                     (``allow_list.py``: what may be read; read once before the local workers are
+                     forked: ``allow_list_read.py``)
 * ``zygote.py``      a clean pre-warmed interpreter that forks the student's process
 * ``keyrings.py``    it leaves the instructor's session keyring as it starts
 * ``shared_state.py`` what its submissions share of the sandbox (read-only), checked after each one

@@ -6,7 +6,7 @@ importable distribution's file list takes about 0.15 s, and each worker forked a
 list already, as each of its zygotes has from it (``zygote.main``).
 """
 
-from .bubblewrap import import_roots, readable_paths
+from .allow_list import import_roots, readable_paths
 
 try:
     readable_paths()

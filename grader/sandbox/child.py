@@ -20,7 +20,7 @@ import signal
 import sys
 from typing import NamedTuple
 
-from . import bubblewrap, landlock, mounts, seccomp
+from . import allow_list, landlock, mounts, seccomp
 from .namespaces import EXTRA_TASKS
 from . import scratch as scratch_files
 from .audit import AuditHook
@@ -158,7 +158,7 @@ def _set_up(template, policy, channels: Channels, sandboxed: bool) -> tuple[Sess
         os.close(scratch_fd)
         scratch = policy["scratch_dir"]
         os.chdir(scratch)  # before /tmp shows the scratch folder (its path under /tmp is then gone)
-        tmp_mapped = mounts.map_tmp(scratch, bubblewrap.allow_list_entries_of_tmp())
+        tmp_mapped = mounts.map_tmp(scratch, allow_list.allow_list_entries_of_tmp())
         if tmp_mapped:
             scratch = "/tmp"
     keep = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": os.environ.get("LANG", "C.UTF-8")}

@@ -17,21 +17,19 @@ import errno
 import os
 import platform
 
-from .seccomp import NUMBERS
+from .seccomp import numbers, supported
 
 _KEYCTL_JOIN_SESSION_KEYRING = 1
-_COLUMN = {"x86_64": 0, "aarch64": 1}
 
 
 def leave_the_session_keyring() -> bool:
     """Join a new anonymous session keyring; True if done, False where the kit cannot ask (another
     architecture) or the kernel has no keyrings (nothing to leave). Any other failure raises: the
     zygote does not start holding the instructor's keys."""
-    column = _COLUMN.get(platform.machine())
-    if column is None:
+    if not supported():  # (the machines whose call numbers seccomp.py knows)
         return False
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.syscall(NUMBERS["keyctl"][column], _KEYCTL_JOIN_SESSION_KEYRING, None) >= 0:
+    if libc.syscall(numbers(platform.machine())["keyctl"], _KEYCTL_JOIN_SESSION_KEYRING, None) >= 0:
         return True
     number = ctypes.get_errno()
     if number == errno.ENOSYS:

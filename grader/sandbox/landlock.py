@@ -68,7 +68,7 @@ def readable_roots(protected: list[str]) -> list[str]:
     """Folders and files a grading process may read: the sandbox's allow-list (``bubblewrap.py``,
     derived from the installed distributions, never from ``sys.path`` or the current folder), with
     the links on the way resolved, and ``/dev``."""
-    from .bubblewrap import readable_paths
+    from .allow_list import readable_paths
 
     roots = set()
     for path in [*readable_paths(), "/dev"]:

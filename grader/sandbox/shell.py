@@ -63,7 +63,7 @@ class Template:
         self.recorder = OutputRecorder(self.shell)
         self.guard = IntegrityGuard(self.shell)
         self._readable: dict[tuple, list[str]] = {}
-        from .bubblewrap import readable_paths
+        from .allow_list import readable_paths
 
         readable_paths()  # the allow-list (its worker sent it: ``zygote.main``), settled before any fork
 

@@ -23,16 +23,15 @@ import signal
 import time
 from dataclasses import dataclass, field
 
-import nbformat
 from nbgrader import utils as nbgrader_utils
 
 from ..checks import StudentCodeError
 from ..student_language import notebook_language, raised, say
-from .outputs import error_output, keep_output, well_formed
+from .outputs import error_output, keep_output
 from .policy import SandboxPolicy
-from .protocol import MAX_JSON_DEPTH, TOO_MANY_THREADS, Closed, ProtocolError, Reader, TimedOut, nesting_depth, send
+from .protocol import TOO_MANY_THREADS, Closed, ProtocolError, Reader, TimedOut, send
 from .recorder import clip
-from .trusted_tests import TrustedSide, is_trusted_test, output_size
+from .trusted_tests import TrustedSide, is_trusted_test
 from .values import ValueRejected, decode
 from .zygote import ZygoteFailed
 
@@ -46,19 +45,25 @@ TOTAL_MESSAGE_LIMIT = 64 * 1024 * 1024
 #: Notes of the student's process (denials, skipped shell lines, ...) kept from a notebook's own cells:
 #: 1,900 cells of 20 denials each made an 8 MB report and printed 38,000 lines on the instructor's terminal.
 NOTES_LIMIT = 100
+#: Malformed outputs named in the report per notebook (the rest counted in one more finding).
+MALFORMED_LIMIT = 10
 #: The finding of every notebook graded with ``--unsafe-no-sandbox`` where bubblewrap could not run.
 UNSANDBOXED = ("GRADED WITHOUT THE SANDBOX (--unsafe-no-sandbox): this student's code could read the machine's "
                "files and the grader's environment; do not use these grades for a class")
-#: The finding of a failed hidden check, with its input and expected value: the instructor's alone
-#: (``kitgrade check`` leaves it out of what it shows a learner).
+#: How the instructor's report words a failed hidden check (``ExecutionReport.hidden_failures``).
 HIDDEN_FAILURE = "hidden check failed (not shown to the student)"
 
 
 @dataclass
 class ExecutionReport:
-    """What happened while a notebook ran: one line per event an instructor should know about."""
+    """What happened while a notebook ran: one line per event an instructor should know about.
+
+    ``hidden_failures`` are the failed hidden checks (cell, input, expected value): the instructor's
+    alone, kept apart from ``findings`` (which a notebook's own text reaches, through its notes) so
+    that what a learner is shown never depends on what a finding says."""
 
     findings: list[str] = field(default_factory=list)
+    hidden_failures: list[str] = field(default_factory=list)
     landlock: bool = False
     trusted_tests: list[str] = field(default_factory=list)
     in_process_tests: list[str] = field(default_factory=list)
@@ -203,7 +208,7 @@ def run_notebook(zygote, nb, policy: SandboxPolicy, instructor_sources: dict | N
     report = ExecutionReport()
     limits = policy.limits
     budget = [limits.output_limit_bytes]
-    noted = [0, 0]  # notes of the student's process kept in the report, and left out
+    noted = [0, 0, 0]  # notes of the student's process kept in the report, and left out; malformed outputs
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
@@ -225,8 +230,8 @@ def run_notebook(zygote, nb, policy: SandboxPolicy, instructor_sources: dict | N
                     keep_output(cell, _not_run(process), budget, always=True)
                     continue
                 outputs, _ = trusted.run_test(source, budget[0])
-                report.findings.extend(f"{label[0]}: {HIDDEN_FAILURE}: {failure}"
-                                       for failure in trusted.hidden_failures)
+                report.hidden_failures.extend(f"{label[0]}: {HIDDEN_FAILURE}: {failure}"
+                                              for failure in trusted.hidden_failures)
                 for output in outputs:
                     keep_output(cell, output, budget, always=output["output_type"] == "error")
                 continue
@@ -242,11 +247,11 @@ def run_notebook(zygote, nb, policy: SandboxPolicy, instructor_sources: dict | N
             count = reply.get("execution_count")
             cell.execution_count = count if isinstance(count, int) else None
             for output in reply.get("outputs") if isinstance(reply.get("outputs"), list) else []:
-                if well_formed(output):
-                    if nesting_depth(output) > MAX_JSON_DEPTH:
-                        report.findings.append(f"{label[0]}: an output nested more than {MAX_JSON_DEPTH} levels "
-                                               "deep was dropped")
-                    keep_output(cell, output, budget, always=output["output_type"] == "error" and kind != "student")
+                error = isinstance(output, dict) and output.get("output_type") == "error"
+                problem = keep_output(cell, output, budget, always=error and kind != "student")
+                if problem and noted[2] < MALFORMED_LIMIT:
+                    report.findings.append(f"{label[0]}: an output was not kept, because {problem}")
+                noted[2] += bool(problem)
             if reply.get("interrupted"):
                 keep_output(cell, error_output("CellTimeoutError", f"the cell ran longer than {limits.cell_timeout:g} s"),
                       budget, always=True)
@@ -262,6 +267,8 @@ def run_notebook(zygote, nb, policy: SandboxPolicy, instructor_sources: dict | N
         if noted[1]:
             report.findings.append(f"{noted[1]} more note(s) of the notebook's cells left out (at most {NOTES_LIMIT} "
                                    "are kept per notebook)")
+        if noted[2] > MALFORMED_LIMIT:
+            report.findings.append(f"{noted[2] - MALFORMED_LIMIT} more output(s) were not kept")
         if budget[0] <= 0:
             report.findings.append(f"output over the notebook's limit of {limits.output_limit_bytes} bytes was dropped")
     finally:

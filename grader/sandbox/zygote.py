@@ -34,7 +34,7 @@ import threading
 import time
 from contextlib import contextmanager
 
-from . import bubblewrap
+from . import allow_list, bubblewrap
 from .keyrings import leave_the_session_keyring
 from .shared_state import SharedState
 from .namespaces import (_LIBC, SpawnFailed, _libc_failed, die_with_parent, kill_sandbox, reap_orphans,
@@ -64,7 +64,7 @@ class Zygote:
         # -I -S: neither the current folder, PYTHONPATH nor site-packages' .pth files decide what is
         # imported; sys.path is the allow-list's import folders, set by BOOT. -B: no .pyc is written
         # (-I ignores PYTHONDONTWRITEBYTECODE; a stale one would be a write outside the scratch folder)
-        program = [bubblewrap.interpreter(), "-I", "-S", "-B", "-c", BOOT, json.dumps(bubblewrap.import_roots()),
+        program = [allow_list.interpreter(), "-I", "-S", "-B", "-c", BOOT, json.dumps(allow_list.import_roots()),
                    str(child.fileno()), str(os.getpid()), "1" if self.sandboxed else "0"]
         if self.sandboxed:
             program, env = bubblewrap.command(program), {}
@@ -77,7 +77,7 @@ class Zygote:
         self.socket = parent
         self.buffer = b""
         try:  # the allow-list, first: the zygote's student processes wall themselves in with it
-            _send(parent, {"allow_list": list(bubblewrap.readable_paths())})
+            _send(parent, {"allow_list": list(allow_list.readable_paths())})
         except OSError:  # the zygote is gone already: ``_receive`` says why
             pass
         self.startup_timeout, self.is_ready = startup_timeout, False
@@ -241,8 +241,8 @@ def main(sock_fd: int, parent: int, sandboxed: bool = False) -> None:
         from .child import Channels, run_child
         from .shell import Template
 
-        allow_list, buffer = _line(sock)
-        bubblewrap.use_allow_list(allow_list["allow_list"])
+        given, buffer = _line(sock)
+        allow_list.use_allow_list(given["allow_list"])
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor ends us (Ctrl-C reaches it, not us)
         if not die_with_parent() and sandboxed:

@@ -71,3 +71,37 @@ def test_a_student_who_took_the_exercise_in_the_other_language_gets_no_zero_for_
     assert cell[(ASSIGNMENT, "alice")] == "0" and cell[(chinese, "li")] == "0"
     assert cell[(chinese, "alice")] == cell[(ASSIGNMENT, "li")] == ""
     assert cell[(ASSIGNMENT, "bob")] == cell[(chinese, "bob")] == "0"
+
+
+@pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
+def test_a_new_kit_is_not_taken_for_a_new_submission(tmp_path, capsys, monkeypatch):
+    """The grading record keeps the submission's own digest beside everything the grade depends on:
+    after an upgrade of the kit, export says the grade came from another version, not that the
+    student submitted again; a changed file is still a new submission."""
+    from nbgrader.api import Gradebook
+
+    from grader.autograde import Ledger, ledger
+    from grader.course import Course
+
+    course = Course(make_course(tmp_path / "course"))
+    with Gradebook(course.db_url, course.course_id) as gradebook:
+        gradebook.add_student("alice")
+        gradebook.add_submission(ASSIGNMENT, "alice")
+    handed_in = course.path("submitted", "alice", ASSIGNMENT)
+    handed_in.mkdir(parents=True)
+    (handed_in / "answers.ipynb").write_text('{"cells": []}')
+    Ledger(course, ASSIGNMENT).record("alice", [])
+
+    def notes():
+        assert kitgrade(["export", "--course", str(course.root), "--allow-manual-pending"]) == 0
+        return [line for line in capsys.readouterr().out.splitlines() if line.startswith(f"note: {ASSIGNMENT}:") and "alice" in line]
+
+    assert notes() == []
+    kit = ledger.kit_versions()
+    monkeypatch.setattr(ledger, "kit_versions", lambda: {**kit, "autograd-kit": kit["autograd-kit"] + "-newer"})
+    assert notes() == [f"note: {ASSIGNMENT}: graded with another version of the kit or nbgrader, or before the course's "
+                       "configuration, source or due date changed: alice (exported with that grade; their submissions "
+                       f"are unchanged): `kitgrade autograde {ASSIGNMENT}` grades them again as things are now"]
+    (handed_in / "answers.ipynb").write_text('{"cells": [], "metadata": {}}')
+    assert notes() == [f"note: {ASSIGNMENT}: submitted again since graded: alice (exported with the grade of the "
+                       f"earlier submission): run `kitgrade autograde {ASSIGNMENT}`"]

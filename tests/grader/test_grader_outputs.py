@@ -437,6 +437,25 @@ def test_the_gate_leaves_a_notebook_nbformat_and_nbgrader_take():
                             "(True in cell 'test_x')")
 
 
+FORGED_SHAPES = FORGED_COUNT.rsplit("\n", 1)[0] + """
+recorder.add({"output_type": "stream", "name": "stdin", "text": "typed"})
+recorder.add({"output_type": "display_data", "data": {"text/markdown": 5}, "metadata": {}})"""
+
+
+def test_an_output_the_sandbox_receives_is_held_to_the_gates_rule_and_said(tmp_path):
+    """The supervisor and the gate apply one rule (``output_problem``): a stream nbformat has no
+    name for is replaced and named in the findings, as a number under ``text/markdown`` is."""
+    from grader.check import check_notebook
+
+    path = tmp_path / NOTEBOOK
+    nbformat.write(_submission(_source_notebook(), RIGHT, FORGED_SHAPES, None), path)
+    lines = []
+    assert check_notebook(path, out=lines.append) == 0, lines
+    notes = [line for line in lines if "an output was not kept" in line]
+    assert notes == ["note: cell 2: an output was not kept, because its stream 'stdin' is neither stdout nor stderr",
+                     "note: cell 2: an output was not kept, because its 'text/markdown' value is int, not text"], lines
+
+
 def test_a_submitted_notebook_whose_saved_outputs_are_malformed_is_graded_and_says_so(tmp_path):
     """nbgrader clears saved outputs: they made the kit refuse the whole notebook ("invalid nbformat 4
     notebook", 0 points)."""
@@ -488,6 +507,18 @@ def test_a_submitted_notebook_nbgrader_would_stop_on_is_graded_and_says_why(shap
     assert reason is None and any(note.startswith(why) for note in notes), (reason, notes)
     sanitized, _ = sanitize(nb, course.config(), course.db_url, ASSIGNMENT, ASSIGNMENT, student="x")  # nbgrader's chain
     assert [c.source for c in sanitized.cells][-1] == TEST
+
+
+def test_a_submitted_notebook_is_parsed_once(monkeypatch):
+    """Its JSON is read once (``json.loads``), checked, and made nbformat's node from what was read."""
+    from grader import submission
+
+    calls = []
+    loads = json.loads
+    monkeypatch.setattr(json, "loads", lambda *a, **k: calls.append(1) or loads(*a, **k))
+    nb, reason, notes = submission.parse_submitted(nbformat.writes(_source_notebook()).encode())
+    assert reason is None and notes == [] and nb.cells[-1].source == TEST
+    assert calls == [1]
 
 
 def test_reasons_about_a_hidden_test_reach_a_student_as_details_hidden():

@@ -142,7 +142,7 @@ def test_a_grading_interpreter_loads_what_it_is_given_and_its_worker_sends_the_a
     from grader.settings import KitGrade
 
     probe = ("import sys\nprint(sorted(m for m in ('numpy', 'matplotlib', 'autograd_core') if m in sys.modules))\n"
-             "from grader.sandbox import bubblewrap\nprint(bubblewrap._given_allow_list == [bubblewrap.readable_paths()])")
+             "from grader.sandbox import allow_list\nprint(allow_list._given_allow_list == [allow_list.readable_paths()])")
     policy = policy_for(KitGrade())
     for preload, loaded in ((["numpy"], ["numpy"]), (["numpy", "matplotlib.pyplot"], ["matplotlib", "numpy"])):
         notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(probe)])
@@ -180,9 +180,9 @@ def test_within_the_context_a_gradebook_moved_over_the_old_one_is_the_one_read_a
 
 
 def _allow_list_already_read() -> int:
-    from grader.sandbox import bubblewrap
+    from grader.sandbox import allow_list
 
-    return bubblewrap._computed_readable_paths.cache_info().currsize
+    return allow_list._computed_readable_paths.cache_info().currsize
 
 
 def test_a_local_worker_is_forked_with_the_allow_list_read():

@@ -108,6 +108,30 @@ def test_hidden_checks_that_fail_are_counted_and_nothing_of_them_is_shown(mine, 
         assert secret not in text, (secret, text)
 
 
+def test_a_notebooks_own_text_neither_hides_a_note_nor_stands_for_a_hidden_failure(mine, tmp_path, monkeypatch):
+    """Failed hidden checks travel apart from the findings (``ExecutionReport.hidden_failures``): a
+    note whose text reads like one is shown as any note is, and the real ones reach the result
+    (the instructor's side) without ever reaching the learner's lines."""
+    from grader.local_grading import LocalGrader
+
+    results = []
+    score = LocalGrader.execute_and_score
+    monkeypatch.setattr(LocalGrader, "execute_and_score",
+                        lambda self, *a: results.append(score(self, *a)) or results[-1])
+    forging = ("try:\n    open('/hidden check failed (not shown to the student)', 'w')\n"
+               "except OSError:\n    pass\n" + ONLY_VISIBLE)
+    status, text = check(solved(mine / "en" / "exercises" / PS1 / NOTEBOOK, PS1, tmp_path / "forging",
+                                second_derivative=forging))
+    assert status == 1, text
+    assert re.search(r"note: cell 'second_derivative\w*': denied: .*hidden check failed \(not shown", text), text
+    (_, result), = results
+    assert result.hidden_failures and all("hidden check failed (not shown to the student)" in f
+                                          for f in result.hidden_failures), result
+    assert not any("expected" in f and "hidden check failed" in f for f in result.findings), result.findings
+    for failure in result.hidden_failures:
+        assert failure.split(": ", 2)[-1] not in text, (failure, text)
+
+
 def test_hidden_tests_come_from_the_installed_kit_not_from_the_learners_folder(mine, tmp_path):
     folder = tmp_path / "partial"
     path = solved(mine / "en" / "exercises" / PS1 / NOTEBOOK, PS1, folder, second_derivative=ONLY_VISIBLE)
@@ -193,3 +217,43 @@ def test_course_files_say_where_each_part_of_the_course_is():
     assert (PS1, "en", PS1) in names and (PS1 + "_zh", "zh", PS1) in names
     for exercise in course_files.exercise_list():
         assert sorted(p.name for p in exercise.student.glob("*.ipynb")) == sorted(p.name for p in exercise.source.glob("*.ipynb"))
+
+
+def test_the_exercises_are_hashed_once_a_process_until_a_file_changes(monkeypatch):
+    """``exercise_list`` (every ``check``, every learner's command) checks the student versions by
+    the exercise files' digests: once, then again only for a file whose time or size changed."""
+    import hashlib
+    import os
+
+    from course_files import student_versions
+
+    hashed, digest = [], hashlib.sha256
+
+    def sha256(data=b""):
+        hashed.append(len(data))
+        return digest(data)
+
+    course_files.exercise_list()
+    monkeypatch.setattr(student_versions.hashlib, "sha256", sha256)
+    course_files.exercise_list()
+    assert hashed == []
+    path = course_files.exercises() / PS1 / NOTEBOOK
+    before = path.stat()
+    try:
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+        course_files.exercise_list()
+    finally:
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert hashed, "a changed file is hashed again"
+
+
+def test_an_instructors_version_is_told_by_nbgraders_own_delimiters():
+    """nbgrader finds ``BEGIN SOLUTION`` after any comment mark (``ClearSolutions``): so does ``check``."""
+    from grader.check import _holds_solutions
+
+    def notebook(source):
+        return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+
+    assert _holds_solutions(notebook("def f(x):\n    # BEGIN SOLUTION\n    return x\n    # END SOLUTION"))
+    assert _holds_solutions(notebook("assert f(1) == 1\n### BEGIN HIDDEN TESTS\nassert f(2) == 2\n### END HIDDEN TESTS"))
+    assert not _holds_solutions(notebook("def f(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()"))

@@ -215,3 +215,24 @@ def test_the_page_in_chromium(graded, capsys):
         finally:
             browser.close()
     assert (ARTIFACTS / "summary.png").stat().st_size > 10_000
+
+
+def test_the_summary_hides_the_hidden_tests_a_course_delimits_its_own_way(tmp_path):
+    """A course may name its own hidden-test delimiters (``ClearHiddenTests``): the summary hides
+    what nbgrader's release removes, not only the default ``### BEGIN HIDDEN TESTS``."""
+    from types import SimpleNamespace
+
+    from traitlets.config import Config
+
+    from grader.summary import _test_sources
+
+    config = Config()
+    config.ClearHiddenTests.begin_test_delimeter = "BEGIN SECRET CHECKS"
+    config.ClearHiddenTests.end_test_delimeter = "END SECRET CHECKS"
+    source = "assert square(3) == 9\n# BEGIN SECRET CHECKS\nassert square(-2.5) == 6.25\n# END SECRET CHECKS"
+    path = tmp_path / "square.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        source, metadata={"nbgrader": {"grade": True, "solution": False, "grade_id": "test_square"}})]), path)
+    course = SimpleNamespace(config=lambda: config, source_notebooks=lambda assignment: [path])
+    assert _test_sources(course, "ps", show_hidden=False) == {"test_square": "assert square(3) == 9\n{hidden}"}
+    assert _test_sources(course, "ps", show_hidden=True) == {"test_square": source}
