@@ -48,6 +48,8 @@ def collect_from_exchange(course: Course, assignment: str, log_level: str = "ERR
     api.log.setLevel(log_level)
     before = {s: _listing(course.path("submitted", s, assignment)) for s in course.students_with("submitted", assignment)}
     result = api.collect(assignment)
+    if not result.get("success") and TOO_BIG in (result.get("log") or result.get("error") or ""):
+        result = _collect_each_student(course, assignment, log_level)
     if not result.get("success"):
         log = result.get("log") or result.get("error") or ""
         lines = [line for line in log.splitlines() if line.strip()]
@@ -66,6 +68,37 @@ def collect_from_exchange(course: Course, assignment: str, log_level: str = "ERR
         if line.startswith(("[ERROR]", "[WARNING]")):
             print(f"collect: {line}", file=sys.stderr)
     return course.students_with("submitted", assignment)
+
+
+#: What nbgrader's exchange says of a submission over ``CourseDirectory.max_dir_size`` (``do_copy``); its
+#: collect then stops, and the students sorted after that one are not collected.
+TOO_BIG = "Directory size is too big"
+
+
+def _collect_each_student(course: Course, assignment: str, log_level: str) -> dict:
+    """nbgrader's collect of each student of ``inbound/`` on their own: a submission over nbgrader's
+    size limit is left in the exchange and named, the others are collected (a student's folder there
+    is theirs to fill)."""
+    from nbgrader.apps.api import NbGraderAPI
+    from nbgrader.exchange.default import Exchange
+
+    inbound = Path(Exchange(config=course.config()).root) / course.course_id / "inbound"
+    students = sorted({entry.name.split("+", 1)[0] for entry in inbound.glob(f"*+{assignment}+*")})
+    logs, left = [], []
+    for student in students:
+        api = NbGraderAPI(coursedir=course.coursedir(student_id=student), config=course.config())
+        api.log.setLevel(log_level)
+        result = api.collect(assignment)
+        log = result.get("log") or result.get("error") or ""
+        if result.get("success"):
+            logs.append(log)
+        elif TOO_BIG in log:
+            left.append(student)
+        else:
+            return result
+    logs += [f"[WARNING] {student}: the submission is over nbgrader's size limit (max_dir_size); left in the exchange, "
+             "not collected" for student in left]
+    return {"success": True, "log": "\n".join(logs)}
 
 
 def _machine_fault(log: str, where: Path) -> str | None:

@@ -37,6 +37,15 @@ def _place(error: OSError, where) -> str:
     return f" ({place})" if place else ""
 
 
+def error_text(error: BaseException, limit: int = 300) -> str:
+    """An error of a submission's grading in one short line: its type and message, never its
+    arguments (a ``UnicodeError``'s hold the whole text it failed on: a notebook with its hidden
+    tests put back), text that is not Unicode escaped."""
+    text = f"{type(error).__name__}: {error}"
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def describe(error: BaseException, where: str | os.PathLike | None = None,
              gradebook: str | os.PathLike | None = None) -> str | None:
     """One sentence for a fault of the machine, else None.

@@ -24,8 +24,9 @@ import sys
 from contextlib import contextmanager
 
 # C0 and C1 controls, DEL, and the characters that reorder or hide text (bidi overrides, zero
-# width): what a terminal acts on or a reader cannot see
-_WIDTHLESS = "\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
+# width): what a terminal acts on or a reader cannot see; and lone surrogates, which are not text
+# (no terminal, file or page in UTF-8 can take one)
+_WIDTHLESS = "\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff"
 _TERMINAL_FIELD = re.compile(f"[\x00-\x1f\x7f-\x9f{_WIDTHLESS}]")
 _TERMINAL_STREAM = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_WIDTHLESS}]")  # line breaks and tabs kept
 

@@ -18,7 +18,7 @@ import nbformat
 
 from .download_files import read_as_file
 from .notebook_outputs import clear_malformed_saved_outputs
-from .sandbox.protocol import MAX_JSON_DEPTH, nesting_depth
+from .sandbox.protocol import MAX_JSON_DEPTH, as_unicode, nesting_depth
 
 #: Most cells a submitted notebook may have (each is a round trip to the student's process and a
 #: record in nbgrader's pipeline: 100,000 cells took minutes and a report of megabytes).
@@ -54,7 +54,7 @@ def parse_submitted(raw: bytes):
     Malformed saved outputs (``grader.notebook_outputs``) do not make a notebook ungradable, as
     they do not for nbgrader, which clears them: they are cleared, and ``notes`` says so."""
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data, not_unicode = as_unicode(json.loads(raw.decode("utf-8")))
     except RecursionError:
         return None, f"nested more than {MAX_JSON_DEPTH} levels deep: not a notebook Jupyter writes; not graded", []
     except (UnicodeDecodeError, ValueError) as error:
@@ -71,6 +71,8 @@ def parse_submitted(raw: bytes):
     if major != 4:
         return None, f"wrong notebook format (nbformat {major!r}, expected 4)", []
     notes = clear_malformed_saved_outputs(data) + clear_malformed_marks(data)
+    if not_unicode:  # JSON's "\ud800": no part of grading could write it (nbformat, the gradebook, a page)
+        notes.append(f"{not_unicode} character(s) that are not Unicode (lone surrogates) replaced by \ufffd")
     try:
         notebook = nbformat.v4.to_notebook_json(data)  # (what nbformat.reads makes of the text, parsed once)
         nbformat.validate(notebook)

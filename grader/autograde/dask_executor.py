@@ -24,7 +24,7 @@ import uuid
 from pathlib import Path
 
 from .. import temporary, versions
-from ..faults import describe
+from ..faults import describe, error_text
 from ..sandbox.zygote import ZygoteFailed
 from .task import execute_prepared, not_gradable, prepare_task
 
@@ -251,7 +251,7 @@ class DaskExecutor:
         except (VersionMismatch, ZygoteFailed) as error:  # their text is the sentence to show
             return str(error)
         except Exception as error:  # a fault of the grader: reported, the class goes on
-            return describe(error) or repr(error)
+            return describe(error) or error_text(error)
 
     def close(self, stopped: bool = False) -> None:
         try:

@@ -22,7 +22,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
-from ..faults import describe
+from ..faults import describe, error_text
 from ..sandbox import spare_zygotes
 from ..sandbox import workers as grading_workers
 from ..speed import before_forking_workers, forget_gradebook_engines
@@ -132,7 +132,7 @@ class LocalExecutor:
                 broken.append(task)
                 continue
             except Exception as error:  # a fault of the grader: reported, the class goes on
-                outcome = describe(error) or (str(error) if isinstance(error, ZygoteFailed) else repr(error))
+                outcome = describe(error) or (str(error) if isinstance(error, ZygoteFailed) else error_text(error))
             yield task, outcome
         if broken:  # this pool is dead: the next batch gets a new one
             spare_zygotes.kill()  # the zygotes its workers adopted, and what they ran

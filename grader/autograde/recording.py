@@ -14,7 +14,7 @@ from nbgrader.converters.base import NbGraderException
 from traitlets.config import Config
 
 from ..course import KIT_DIR, Course
-from ..faults import describe, logged_errors
+from ..faults import describe, error_text, logged_errors
 from ..notebook_chains import autograde_preprocessors, sanitize_preprocessors
 
 STAGED = f"{KIT_DIR}/staged"
@@ -62,7 +62,7 @@ def grade_student(run, student: str) -> str | None:
             return None
     except Exception as error:
         why = describe(error, course.path("autograded", student, assignment), course.gradebook_path) \
-            or f"nbgrader could not grade this submission ({error!r})"
+            or f"nbgrader could not grade this submission ({error_text(error)})"
     return _undo(run, student, why)
 
 

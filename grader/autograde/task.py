@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 
-from ..faults import describe
+from ..faults import describe, error_text
 from ..notebook_chains import instructor_sources, keep_warnings_harmless, sanitize
 from ..notebook_outputs import gate_notebook
 from ..sandbox import workers as grading_workers
@@ -37,7 +37,7 @@ def prepare_task(task: dict) -> dict:
             if describe(error):  # the machine's fault (the gradebook's copy cannot be read): not graded at all
                 raise
             return {**base, "not_gradable": True, "landlock": True, "tests": {},
-                    "findings": [f"not gradable: nbgrader could not sanitize it ({type(error).__name__}: {error})"]}
+                    "findings": [f"not gradable: nbgrader could not sanitize it ({error_text(error)})"]}
         sources = instructor_sources(task["db_url"], task["assignment"], task["notebook"])
     return {**base, "nb": nbformat.writes(nb).encode("utf-8"), "findings": findings, "sources": sources,
             "policy": task["policy"], "data_files": task["data_files"], "scratch_parent": task.get("scratch_parent")}

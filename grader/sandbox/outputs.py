@@ -11,7 +11,7 @@ import re
 
 import nbformat
 
-from .protocol import MAX_JSON_DEPTH, nesting_depth
+from .protocol import MAX_JSON_DEPTH, as_unicode, nesting_depth
 from .recorder import clip
 from .trusted_tests import output_size
 
@@ -19,7 +19,9 @@ from .trusted_tests import output_size
 def keep_output(cell, output: dict, budget: list, always: bool = False) -> str | None:
     """Add an output to a cell within the notebook's budget (a test's error output always, clipped);
     one that breaks the rule (``output_problem``) is replaced by an error output that says why.
-    Returns that problem (None: the output was as it should be)."""
+    Returns that problem (None: the output was as it should be). Text that is not Unicode (a lone
+    surrogate: ``print('\\ud800')``) is kept with U+FFFD in its place: UTF-8 could not write it."""
+    output, _ = as_unicode(output)
     if isinstance(output, dict) and output.get("output_type") == "error":
         output = {"output_type": "error", "ename": clip(str(output.get("ename", "Error")), 200),
                   "evalue": clip(str(output.get("evalue", "")), 2000),

@@ -23,6 +23,8 @@ unexpected line as the end of that process.
 
 from __future__ import annotations
 
+import re
+
 import json
 import os
 import select
@@ -108,3 +110,40 @@ class Reader:
         if not isinstance(message, dict):
             raise ProtocolError("a message that is not an object")
         return message
+
+
+#: A UTF-16 surrogate on its own: JSON's ``"\ud800"`` and Python's ``'\ud800'`` make one, UTF-8
+#: cannot write it (nbformat, nbgrader's database, a page and a CSV all fail on it).
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def as_unicode(data):
+    """``data`` (JSON's dicts, lists and strings) with every lone surrogate in a string or a key
+    replaced by U+FFFD, and how many were; walked without recursion. A notebook's text and its
+    outputs are the student's to choose, and UTF-8 is what every part of grading writes."""
+    count = 0
+
+    def fixed(text):
+        nonlocal count
+        if isinstance(text, str) and _LONE_SURROGATE.search(text):
+            new, n = _LONE_SURROGATE.subn("\ufffd", text)
+            count += n
+            return new
+        return text
+
+    root = [data]
+    stack = [(root, 0)]
+    while stack:
+        holder, key = stack.pop()
+        item = holder[key]
+        if isinstance(item, str):
+            holder[key] = fixed(item)
+        elif isinstance(item, dict):
+            for name in list(item):
+                new_name = fixed(name)
+                if new_name is not name:
+                    item[new_name] = item.pop(name)
+                stack.append((item, new_name))
+        elif isinstance(item, list):
+            stack.extend((item, i) for i in range(len(item)))
+    return root[0], count

@@ -29,7 +29,7 @@ from ..checks import StudentCodeError
 from ..student_language import notebook_language, raised, say
 from .outputs import error_output, keep_output
 from .policy import SandboxPolicy
-from .protocol import TOO_MANY_THREADS, Closed, ProtocolError, Reader, TimedOut, send
+from .protocol import TOO_MANY_THREADS, Closed, ProtocolError, Reader, TimedOut, as_unicode, send
 from .recorder import clip
 from .trusted_tests import TrustedSide, is_trusted_test
 from .values import ValueRejected, decode
@@ -261,7 +261,7 @@ def run_notebook(zygote, nb, policy: SandboxPolicy, instructor_sources: dict | N
             if isinstance(notes, list):
                 # a test cell's notes are always kept: a flood in the student's cells must not hide them
                 kept = 20 if kind != "student" else max(0, min(20, NOTES_LIMIT - noted[0]))
-                report.findings.extend(f"{label[0]}: {clip(str(n), 300)}" for n in notes[:kept])
+                report.findings.extend(as_unicode(f"{label[0]}: {clip(str(n), 300)}")[0] for n in notes[:kept])
                 noted[0] += len(notes[:kept])
                 noted[1] += max(0, len(notes) - kept)
         if noted[1]:
