@@ -40,12 +40,20 @@ TIME_FORMAT = "%Y-%m-%d %H:%M:%S UTC"
 
 def kit_folder(name: str) -> Path:
     """The kit's ``notebooks`` or ``exercises``: in the checkout that holds this package
-    (``deploy/hub/kithub/``), else in the working folder (``make hub`` runs the hub's installed copy
-    from the checkout); a class file names its own otherwise."""
+    (``deploy/hub/kithub/``), else in the checkout the command runs in (``make hub`` runs the hub's
+    installed copy from the checkout), else the course installed with the kit in the hub's environment
+    (``course_files``: its lessons, and its exercises, closed to every account but root's at set-up),
+    so that ``python -m kithub setup`` runs from any folder; a class file names its own otherwise."""
     for root in (Path(__file__).resolve().parents[3], Path.cwd()):
         if (root / name).is_dir() and (root / "grader").is_dir():
             return root / name
-    return Path.cwd() / name
+    import course_files
+
+    return course_files.root() / INSTALLED.get(name, name)
+
+
+#: the checkout's folders of the course -> their names in the installed ``course_files``
+INSTALLED = {"notebooks": "lessons", "exercises": "exercises"}
 
 
 @dataclass
