@@ -110,10 +110,7 @@ def write_commands(spec: ClassSpec) -> None:
     (folder / "lessons.py").unlink(missing_ok=True)  # the copy a kit before the package kept here
     script = folder / "reset-lesson"
     script.write_text(f"#!/bin/sh\nexec {spec.python} -I -m kithub.lessons \"$@\"\n")
-    if not spec.lessons_copy.exists():
-        for language in ("en", "zh"):
-            shutil.copytree(Path(spec.lessons) / language, spec.lessons_copy / language,
-                            ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    update_lessons(spec)
     for path in [folder, *folder.iterdir(), spec.lessons_copy, *spec.lessons_copy.rglob("*")]:
         # a command another part wrote here (lti-grades) stays a command when set-up runs again
         command = path == script or (path.parent == folder and path.stat().st_mode & 0o100)
@@ -122,6 +119,36 @@ def write_commands(spec: ClassSpec) -> None:
                             f"if [ \"${{KIT_HUB_STATE:-}}\" = \"{spec.root}\" ]; then\n"
                             f"  PATH=\"{spec.bin}:{spec.root / 'bin'}:$PATH\"; export PATH\nfi\n")
     spec.profile.chmod(0o644)
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    """Each lesson file under ``folder`` (both languages) -> its SHA-256."""
+    import hashlib
+
+    return {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for language in ("en", "zh") for path in sorted((folder / language).rglob("*"))
+            if path.is_file() and not set(path.relative_to(folder).parts) & {".ipynb_checkpoints", "__pycache__"}}
+
+
+def update_lessons(spec: ClassSpec) -> bool:
+    """The class's copy of the lessons (``<state>/lessons``, what a first start gives and ``reset-lesson``
+    puts back) made, or made again where the kit's lessons differ from it (an upgrade of the kit): the
+    new copy is made beside it and put in its place whole. The students' own copies are theirs and are
+    never touched. True if it was (re)made."""
+    source = Path(spec.lessons)
+    if spec.lessons_copy.exists() and _digests(source) == _digests(spec.lessons_copy):
+        return False
+    fresh, old = spec.root / "lessons.partial", spec.root / "lessons.old"
+    for leftover in (fresh, old):
+        shutil.rmtree(leftover, ignore_errors=True)
+    for language in ("en", "zh"):
+        shutil.copytree(source / language, fresh / language,
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    if spec.lessons_copy.exists():
+        spec.lessons_copy.rename(old)
+    fresh.rename(spec.lessons_copy)
+    shutil.rmtree(old, ignore_errors=True)
+    return True
 
 
 #: the hub's API address, from class.json, for what runs beside the hub and asks its API (the guide's idle
