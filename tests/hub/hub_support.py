@@ -66,20 +66,21 @@ def require_hub(what: str) -> None:
                     in_ci)
 
 
-def one_course_class(prefix: str, students: list[str], state: Path | None = None,
+def one_course_class(prefix: str, students: list[str], state: Path | None = None, assistants: tuple[str, ...] = (),
                      **course) -> ClassSpec:
-    """Course ``ad101`` with ps1 released (due tomorrow), an instructor ``teach`` and ``students``;
+    """Course ``ad101`` with ps1 released (due tomorrow), an instructor ``teach``, teaching ``assistants``
+    (none unless given) and ``students``;
     every account name carries a random tag (``alice-1f2e``) so that runs on one machine never meet,
     and so do the ports (each free when chosen) and the state folder (a new one, ``prefix``...).
     ``spec.names`` maps the given names to the accounts; ``course`` overrides the CourseSpec's fields."""
     tag = secrets.token_hex(2)
-    names = {who: f"{who}-{tag}" for who in ["teach", *students]}
+    names = {who: f"{who}-{tag}" for who in ["teach", *assistants, *students]}
     if state is None:
         state = Path(tempfile.mkdtemp(prefix=prefix))
         state.chmod(0o755)
     due = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)).strftime(TIME_FORMAT)
     fields = {"grader": f"grader-{tag}-ad101", "port": free_port(), "instructors": [names["teach"]],
-              "students": [names[who] for who in students], "assignments": [PS1], "due": {PS1: due}, **course}
+              "assistants": [names[who] for who in assistants], "students": [names[who] for who in students], "assignments": [PS1], "due": {PS1: due}, **course}
     spec = ClassSpec(state=str(state), courses=[CourseSpec("ad101", **fields)],
                             passwords={account: new_password() for account in names.values()},
                             hub_port=free_port(), hub_api_port=free_port(), proxy_api_port=free_port(),

@@ -51,13 +51,17 @@ def text(spec: ClassSpec, public_url: str | None = None) -> str:
         for person in course.instructors:
             lines.append(f"  instructor  {person:<12} {login(person)}   "
                          f"grader service: {base}/services/{course.course_id}/lab")
+        for person in course.assistants:
+            lines.append(f"  assistant   {person:<12} {login(person)}   "
+                         f"grader service: {base}/services/{course.course_id}/lab")
         for person in course.students:
             lines.append(f"  student     {person:<12} {login(person)}")
     dates = [f"{a} due {d}" for c in spec.courses for a, d in c.due.items()]
     if dates:
         lines += ["", "due: " + "; ".join(dates) + " (class.json: due, extensions, late_penalty; "
                   "`python -m kithub dates` applies a change)"]
-    lines += ["", f"the instructor grades in the grader service's terminal, as {', '.join(c.grader for c in spec.courses)}:",
+    lines += ["", f"the graders grade in the grader service's terminal, as {', '.join(c.grader for c in spec.courses)}, "
+              "each recorded under their own name (<course>/grading-record.log):",
               "  kitgrade collect ps1_autograd_basics && kitgrade autograde ps1_autograd_basics "
               "&& kitgrade feedback ps1_autograd_basics --release     # feedback hides the hidden tests"]
     if spec.is_demo():  # a class of the production guide is never offered its own removal

@@ -55,6 +55,16 @@ c.ServerApp.tornado_settings = {"headers": {"Content-Security-Policy": "frame-an
 # page with a Content-Security-Policy that lets no inline script of theirs run (grader/hub_exchange/pages.py).
 c.HTMLExporter.sanitize_html = True
 c.ServerApp.jpserver_extensions["grader.hub_exchange.pages"] = True
+# Who graded or changed what, under each grader's hub name: the formgrader's changes, the terminals
+# opened and the kitgrade commands run in them (kithub/grading_record.py)
+c.ServerApp.jpserver_extensions["kithub.grading_record"] = True
+'''
+
+GRADER_NBGRADER = '''\
+# nbgrader's own log, as its documentation advises on JupyterHub: the grader account's, in its home,
+# with the grading record's lines (who changed which grade) among nbgrader's
+import os
+c.NbGrader.logfile = os.path.join(os.path.expanduser("~"), "nbgrader.log")
 '''
 
 COURSE_HUB_SETTINGS = '''
@@ -91,7 +101,7 @@ def write_jupyter_config(spec: ClassSpec) -> None:
     for role in ("student", "grader"):
         folder = spec.jupyter_config(role)
         (folder / "labconfig").mkdir(parents=True, exist_ok=True)
-        extra = STUDENT_EXCHANGE if role == "student" else ""
+        extra = STUDENT_EXCHANGE if role == "student" else GRADER_NBGRADER
         whose = "students' servers" if role == "student" else "grader services (each serves one course)"
         (folder / "nbgrader_config.py").write_text(NBGRADER_CONFIG.format(role=whose, exchange=str(spec.exchange),
                                                                           extra=extra))
@@ -103,25 +113,59 @@ def write_jupyter_config(spec: ClassSpec) -> None:
 
 def write_commands(spec: ClassSpec) -> None:
     """``reset-lesson`` and the lessons it puts back, in the state folder (nothing is read from the
-    checkout: the command is the class's environment's ``kithub.lessons``), and this class's PATH for
-    the login shells of its terminals."""
+    checkout: the command is the class's environment's ``kithub.lessons``), the grader services'
+    ``kitgrade`` that records who runs it, and this class's PATH for the login shells of its terminals."""
     folder = spec.root / "bin"
     folder.mkdir(exist_ok=True)
     (folder / "lessons.py").unlink(missing_ok=True)  # the copy a kit before the package kept here
     script = folder / "reset-lesson"
     script.write_text(f"#!/bin/sh\nexec {spec.python} -I -m kithub.lessons \"$@\"\n")
-    if not spec.lessons_copy.exists():
-        for language in ("en", "zh"):
-            shutil.copytree(Path(spec.lessons) / language, spec.lessons_copy / language,
-                            ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    for path in [folder, *folder.iterdir(), spec.lessons_copy, *spec.lessons_copy.rglob("*")]:
+    graders = folder / "grader"  # first on the PATH of the grader services only
+    graders.mkdir(exist_ok=True)
+    recorded = graders / "kitgrade"
+    recorded.write_text(f"#!/bin/sh\nexec {spec.python} -I -m kithub.grading_record \"$@\"\n")
+    update_lessons(spec)
+    for path in [folder, *folder.iterdir(), *graders.iterdir(), spec.lessons_copy, *spec.lessons_copy.rglob("*")]:
         # a command another part wrote here (lti-grades) stays a command when set-up runs again
-        command = path == script or (path.parent == folder and path.stat().st_mode & 0o100)
+        command = path in (script, recorded) or (path.parent == folder and path.stat().st_mode & 0o100)
         path.chmod(0o755 if path.is_dir() or command else 0o644)
     spec.profile.write_text(f"# the autograd kit's hub in {spec.root}: its commands in the terminals of its servers\n"
                             f"if [ \"${{KIT_HUB_STATE:-}}\" = \"{spec.root}\" ]; then\n"
-                            f"  PATH=\"{spec.bin}:{spec.root / 'bin'}:$PATH\"; export PATH\nfi\n")
+                            f"  PATH=\"{spec.bin}:{spec.root / 'bin'}:$PATH\"\n"
+                            f"  # a grader service's terminal: its kitgrade records who runs it\n"
+                            f"  if [ -n \"${{KIT_COURSE:-}}\" ]; then PATH=\"{graders}:$PATH\"; fi\n"
+                            f"  export PATH\nfi\n")
     spec.profile.chmod(0o644)
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    """Each lesson file under ``folder`` (both languages) -> its SHA-256."""
+    import hashlib
+
+    return {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for language in ("en", "zh") for path in sorted((folder / language).rglob("*"))
+            if path.is_file() and not set(path.relative_to(folder).parts) & {".ipynb_checkpoints", "__pycache__"}}
+
+
+def update_lessons(spec: ClassSpec) -> bool:
+    """The class's copy of the lessons (``<state>/lessons``, what a first start gives and ``reset-lesson``
+    puts back) made, or made again where the kit's lessons differ from it (an upgrade of the kit): the
+    new copy is made beside it and put in its place whole. The students' own copies are theirs and are
+    never touched. True if it was (re)made."""
+    source = Path(spec.lessons)
+    if spec.lessons_copy.exists() and _digests(source) == _digests(spec.lessons_copy):
+        return False
+    fresh, old = spec.root / "lessons.partial", spec.root / "lessons.old"
+    for leftover in (fresh, old):
+        shutil.rmtree(leftover, ignore_errors=True)
+    for language in ("en", "zh"):
+        shutil.copytree(source / language, fresh / language,
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    if spec.lessons_copy.exists():
+        spec.lessons_copy.rename(old)
+    fresh.rename(spec.lessons_copy)
+    shutil.rmtree(old, ignore_errors=True)
+    return True
 
 
 #: the hub's API address, from class.json, for what runs beside the hub and asks its API (the guide's idle

@@ -63,7 +63,7 @@ groups, roles, services = {}, [], []
 for course in spec.courses:
     cid = course.course_id
     groups[f"nbgrader-{cid}"] = {"users": course.students}
-    groups[f"formgrade-{cid}"] = {"users": course.instructors}
+    groups[f"formgrade-{cid}"] = {"users": course.formgraders()}  # the instructors and teaching assistants
     roles.append({"name": f"formgrade-{cid}", "groups": [f"formgrade-{cid}"],
                   # open the course's grader service; find it (nbgrader's course list)
                   "scopes": [f"access:services!service={cid}", "list:services", f"read:services!service={cid}"]})
@@ -74,7 +74,9 @@ for course in spec.courses:
         "user": course.grader,
         "cwd": str(course.directory(spec)),
         "environment": {
-            "PATH": spec.path(),
+            # its kitgrade first: it records which grader runs it (kithub/grading_record.py)
+            "PATH": f"{spec.root / 'bin' / 'grader'}:{spec.path()}",
+            "KIT_COURSE": cid,
             "JUPYTER_CONFIG_PATH": str(spec.jupyter_config("grader")),
             "JUPYTER_PATH": str(spec.jupyter_data),
             "JUPYTERHUB_DEFAULT_URL": "/lab",

@@ -31,10 +31,12 @@ class Roster:
         return account
 
     def role(self, account: str, course_id: str) -> str | None:
+        """``instructor`` for whoever grades the course (its instructors and teaching assistants: an LMS
+        launches both as its Instructor role), ``student``, or None."""
         course = self.spec.course(course_id)
-        return "instructor" if account in course.instructors else "student" if account in course.students else None
+        return "instructor" if account in course.formgraders() else "student" if account in course.students else None
 
     def groups(self, account: str) -> list[str]:
         """The hub groups of ``account``: what nbgrader and the grader services' roles read."""
-        return sorted([f"formgrade-{c.course_id}" for c in self.spec.courses if account in c.instructors]
+        return sorted([f"formgrade-{c.course_id}" for c in self.spec.courses if account in c.formgraders()]
                       + [f"nbgrader-{c.course_id}" for c in self.spec.courses if account in c.students])

@@ -40,12 +40,20 @@ TIME_FORMAT = "%Y-%m-%d %H:%M:%S UTC"
 
 def kit_folder(name: str) -> Path:
     """The kit's ``notebooks`` or ``exercises``: in the checkout that holds this package
-    (``deploy/hub/kithub/``), else in the working folder (``make hub`` runs the hub's installed copy
-    from the checkout); a class file names its own otherwise."""
+    (``deploy/hub/kithub/``), else in the checkout the command runs in (``make hub`` runs the hub's
+    installed copy from the checkout), else the course installed with the kit in the hub's environment
+    (``course_files``: its lessons, and its exercises, closed to every account but root's at set-up),
+    so that ``python -m kithub setup`` runs from any folder; a class file names its own otherwise."""
     for root in (Path(__file__).resolve().parents[3], Path.cwd()):
         if (root / name).is_dir() and (root / "grader").is_dir():
             return root / name
-    return Path.cwd() / name
+    import course_files
+
+    return course_files.root() / INSTALLED.get(name, name)
+
+
+#: the checkout's folders of the course -> their names in the installed ``course_files``
+INSTALLED = {"notebooks": "lessons", "exercises": "exercises"}
 
 
 @dataclass
@@ -54,6 +62,9 @@ class CourseSpec:
     grader: str                      # system account of the grader service; owns the course directory
     port: int                        # the grader service's port on 127.0.0.1
     instructors: list[str] = field(default_factory=list)
+    # teaching assistants: they grade in the course's grader service as the instructors do, each under
+    # their own hub name (the grading record, kithub/grading_record.py), and are not the course's instructor
+    assistants: list[str] = field(default_factory=list)
     students: list[str] = field(default_factory=list)
     assignments: list[str] = field(default_factory=lambda: list(DEFAULT_ASSIGNMENTS))
     due: dict[str, str] = field(default_factory=dict)       # assignment -> "YYYY-MM-DD HH:MM:SS UTC"
@@ -63,6 +74,11 @@ class CourseSpec:
 
     def directory(self, spec: "ClassSpec") -> Path:
         return spec.home(self.grader) / self.course_id
+
+    def formgraders(self) -> list[str]:
+        """Who grades: the hub users of the course's grader group ``formgrade-<course>`` (nbgrader's name),
+        who open its grader service: the instructors and the teaching assistants."""
+        return [*self.instructors, *(a for a in self.assistants if a not in self.instructors)]
 
 
 @dataclass
@@ -134,8 +150,8 @@ class ClassSpec:
 
     # ---- who -----------------------------------------------------------
     def people(self) -> list[str]:
-        """Everyone who logs in (instructors and students of every course)."""
-        return sorted({p for c in self.courses for p in [*c.instructors, *c.students]})
+        """Everyone who logs in (instructors, teaching assistants and students of every course)."""
+        return sorted({p for c in self.courses for p in [*c.formgraders(), *c.students]})
 
     def accounts(self) -> list[str]:
         return sorted({*self.people(), *(c.grader for c in self.courses)})
