@@ -139,7 +139,7 @@ def python_for_anyone(folder: Path) -> Path:
     if not _open_to_anyone(packages):
         packages = _linked_copy(packages, folder / "packages")
     if not _open_to_anyone(ROOT):
-        for package in ("grader", "autograd_core"):
+        for package in ("grader", "autograd_core", "course_files"):  # (grader imports course_files)
             _linked_copy(ROOT / package, folder / "kit" / package)
         kit = folder / "kit"
     (site / "kit.pth").write_text(f"import site; site.addsitedir({str(packages)!r})\n{kit}\n")
