@@ -70,3 +70,54 @@ def test_an_upgraded_kits_lessons_replace_the_classs_copy_and_no_students_own(a_
     before = (spec.lessons_copy / "en" / "01_lesson.ipynb").stat().st_ino
     write_commands(spec)  # nothing changed: the copy is left as it is
     assert (spec.lessons_copy / "en" / "01_lesson.ipynb").stat().st_ino == before
+
+
+def test_check_lists_what_the_machine_lacks_with_the_command_for_each_and_changes_nothing(tmp_path):
+    from kithub.machine import what_is_lacking
+
+    proc = tmp_path / "proc"  # a container without systemd, user namespaces off, Ubuntu's AppArmor restriction
+    for name, text in {"1/comm": "bash\n", "sys/user/max_user_namespaces": "0\n",
+                       "sys/kernel/apparmor_restrict_unprivileged_userns": "1\n"}.items():
+        (proc / name).parent.mkdir(parents=True, exist_ok=True)
+        (proc / name).write_text(text)
+    state = tmp_path / "state"
+    (state / "jupyterhub_config.d").mkdir(parents=True)
+    (state / "jupyterhub_config.d" / "10-https.py").write_text(
+        'c.JupyterHub.ssl_cert = "/etc/letsencrypt/live/nowhere.example/fullchain.pem"\n')
+    bare, hardened = tmp_path / "bare", tmp_path / "hardened"
+    bare.write_text("proc /proc proc rw,nosuid 0 0\n/dev/sda1 / ext4 rw 0 0\n")
+    hardened.write_text("proc /proc proc rw,hidepid=invisible 0 0\n/dev/sda1 / ext4 rw,usrquota 0 0\n")
+    tools = tmp_path / "bin"  # git and make only
+    tools.mkdir()
+    for command in ("git", "make"):
+        (tools / command).write_text("#!/bin/sh\n")
+        (tools / command).chmod(0o755)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    lacks = what_is_lacking(state, proc=proc, mounts=str(bare), search_path=str(tools))
+    found = {lack.what.split(":")[0].split(" (")[0]: lack.fix for lack in lacks}
+    assert found["packages of the guide's step 0"] == "apt-get install -y certbot nodejs npm openssl quota util-linux"
+    assert "systemd as PID 1" in found and "user namespaces" in found and "AppArmor restricts unprivileged user namespaces" in found
+    assert found["/proc shows every account every other's processes and command lines"].startswith("mount -o remount,hidepid")
+    assert any(what.startswith("quotas on the file system") for what in found)
+    assert any("fullchain.pem" in lack.what and "certbot certonly" in lack.fix for lack in lacks)
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # read only
+    # a machine with the guide's walls, systemd and every package: only the missing certificate is left
+    (proc / "1" / "comm").write_text("systemd\n")
+    (proc / "sys" / "user" / "max_user_namespaces").write_text("15000\n")
+    (proc / "sys" / "kernel" / "apparmor_restrict_unprivileged_userns").write_text("0\n")
+    for command in ("node", "npm", "certbot", "openssl", "setquota", "quotaon", "runuser"):
+        (tools / command).write_text("#!/bin/sh\n")
+        (tools / command).chmod(0o755)
+    left = what_is_lacking(state, proc=proc, mounts=str(hardened), search_path=str(tools))
+    assert [lack.fix for lack in left] == ["certbot certonly --standalone -d <the hub's name> (step 4)"]
+
+
+def test_the_check_command_says_what_is_missing_and_exits_1_on_this_machine(tmp_path):
+    if not (HUB_ENV / "bin" / "python").exists():
+        unavailable("the hub's environment is missing: run `make hub-env`", "CI builds .venv-hub (make test)")
+    done = subprocess.run([str(HUB_ENV / "bin" / "python"), "-m", "kithub", "check", "--state", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    lines = done.stdout.splitlines()
+    assert done.returncode == (1 if any(line.startswith("missing: ") for line in lines) else 0), done.stdout + done.stderr
+    assert all(lines[i + 1].startswith("  fix: ") for i, line in enumerate(lines) if line.startswith("missing: "))
+    assert "Traceback" not in done.stderr and list(tmp_path.iterdir()) == []

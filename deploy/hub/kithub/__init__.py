@@ -16,6 +16,7 @@ One module per concern, in layers: a module imports only from its own layer or b
       kernel.py          the class's Python kernel: ipykernel without its debugger
       lessons.py         each student's own copy of the lessons; ``reset-lesson``
       roster.py          who the class file says each person is, in which course, as what
+      machine.py         what the machine lacks for a class (``check``), with the command for each
       grading_record.py  who graded or changed what: the grader services' record, their kitgrade
     1 accounts.py        a system account per person and per grader, and what runs as them
       dates.py           due dates and extensions into each course's gradebook (as its grader)

@@ -7,6 +7,7 @@ import socket
 import urllib.parse
 from pathlib import Path
 
+from .machine import processes_hidden, quotas_on
 from .spec import DEFAULT_STATE, ClassSpec
 
 #: the hub's environment as ``make hub-env`` names it by default (one per checkout)
@@ -81,23 +82,10 @@ def clean_command(spec: ClassSpec) -> str:
     return command
 
 
-def _mount_options(path: Path, mounts: str = "/proc/mounts") -> set[str]:
-    """The options of the mount that holds ``path`` (the longest mount point above it)."""
-    best, options = "", set()
-    for line in Path(mounts).read_text().splitlines():
-        fields = line.split()
-        point = fields[1].replace("\\040", " ")
-        if (str(path) == point or str(path).startswith(point.rstrip("/") + "/")) and len(point) >= len(best):
-            best, options = point, set(fields[3].split(","))
-    return options
-
-
 def machine_walls(spec: ClassSpec, mounts: str = "/proc/mounts") -> list[str]:
     """What of the production guide's hardening this machine and hub have, and what they leave out: the
     hub cannot set the first two (they are the whole machine's), so the demo says which are missing."""
-    hidden = any(option.startswith("hidepid=") and option.split("=")[1] in ("2", "invisible")
-                 for option in _mount_options(Path("/proc"), mounts))
-    quotas = _mount_options(spec.root, mounts) & {"usrquota", "usrjquota", "quota", "uquota"}
+    hidden, quotas = processes_hidden(mounts), quotas_on(spec.root, mounts)
     site = spec.root / "jupyterhub_config.d"
     spawner = site.is_dir() and any("spawner_class" in p.read_text(errors="replace") for p in site.glob("*.py"))
     return [("  processes: each account sees its own (/proc mounted with hidepid)" if hidden else

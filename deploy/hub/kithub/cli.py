@@ -1,6 +1,7 @@
 """The recipe's command line: ``python -m kithub COMMAND --state DIR`` (as root).
 
     python -m kithub demo                 # what `make hub` runs: set up, start, print logins
+    python -m kithub check --state DIR    # what the machine lacks for a class, with the command for each
     python -m kithub setup --state DIR    # only set up (accounts, courses, releases)
     python -m kithub start --state DIR    # start the hub of a set-up class (foreground)
     python -m kithub dates --state DIR    # apply the due dates and extensions of class.json again
@@ -21,6 +22,7 @@ from .backup import backup_class, teardown
 from .dates import apply_dates
 from .errors import SetupError
 from .hub_process import Hub
+from .machine import what_is_lacking
 from .set_up import setup
 from .spec import CLASS_FILE, DEFAULT_STATE, ClassSpec, demo_class
 
@@ -32,12 +34,18 @@ def _interrupt(signum, frame):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kithub", description="A class on one JupyterHub: accounts, courses, "
                                      "the nbgrader exchange, and the hub itself.")
-    parser.add_argument("command", choices=["demo", "setup", "start", "dates", "backup", "teardown"])
+    parser.add_argument("command", choices=["demo", "check", "setup", "start", "dates", "backup", "teardown"])
     parser.add_argument("--state", default=str(DEFAULT_STATE), help=f"the class's folder (default {DEFAULT_STATE})")
     parser.add_argument("--port", type=int, default=8000, help="the hub's port on 127.0.0.1 (default 8000)")
     parser.add_argument("--to", help="backup: the folder the archive goes into (root's, mode 700)")
     args = parser.parse_args(argv)
     state = Path(args.state).resolve()
+    if args.command == "check":  # reads only: anyone may ask
+        lacks = what_is_lacking(state)
+        for lack in lacks:
+            print(f"missing: {lack.what}\n  fix: {lack.fix}")
+        print(f"{len(lacks)} thing(s) missing" if lacks else "nothing the guide needs is missing")
+        return 1 if lacks else 0
     try:
         if os.geteuid() != 0:
             raise SetupError("a class on the hub has a system account per person: run this as root (sudo)")
