@@ -573,11 +573,11 @@ def _sum_rows(G):
     return G.sum(0)
 
 
-def linear_backward(X, W, b, G):  # autograd itself, and a helper in the same cell (the task allows any way)
+def linear_backward(X, W, b, G):  # autograd itself (the task asks for the formulas), a helper in the same cell
     X, W, b = (t.clone().requires_grad_() for t in (X, W, b))
     (X @ W.T + b).backward(G)
     assert torch.allclose(b.grad, _sum_rows(G))
-    return X.grad, W.grad, b.grad''', RIGHT),
+    return X.grad, W.grad, b.grad''', {"test_linear_backward_weights"}),
         ('''\
 def linear_backward(X, W, b, G):  # list-built with loops, as Python floats
     n, k = X.shape
@@ -619,6 +619,10 @@ def matvec_backward(W, v, g):  # dW transposed
         ('''\
 def matvec_backward(W, v, g):  # dv without g
     return g[:, None] * v, W.sum(0)''', {"test_matvec_backward"}),
+        ('''\
+def matvec_backward(W, v, g):  # autograd.grad: the right values, not the formulas the task asks for
+    W, v = W.clone().requires_grad_(), v.clone().requires_grad_()
+    return torch.autograd.grad(W @ v, (W, v), g)''', {"test_matvec_backward"}),
     ]),
     "hypot": (("test_hypot",), [
         ('''\
