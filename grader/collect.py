@@ -29,6 +29,7 @@ from traitlets import Dict
 from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
 
 from .course import KIT_DIR, Course, ensure_nbgrader_tools_on_path
+from .hub_exchange.entries import parse_name
 from .errors import EnvironmentFault, UsageError
 from .faults import describe
 from .download_files import read_download
@@ -83,7 +84,7 @@ def _collect_each_student(course: Course, assignment: str, log_level: str) -> di
     from nbgrader.exchange.default import Exchange
 
     inbound = Path(Exchange(config=course.config()).root) / course.course_id / "inbound"
-    students = sorted({entry.name.split("+", 1)[0] for entry in inbound.glob(f"*+{assignment}+*")})
+    students = _students_in([inbound], assignment)
     logs, left = [], []
     for student in students:
         api = NbGraderAPI(coursedir=course.coursedir(student_id=student), config=course.config())
@@ -107,6 +108,14 @@ def _machine_fault(log: str, where: Path) -> str | None:
         if os.strerror(error) in log:
             return describe(OSError(error, os.strerror(error)), where)
     return None
+
+
+def _students_in(folders: list[Path], assignment: str) -> list[str]:
+    """The students with a submission of ``assignment`` in ``folders`` (the exchange's entries, named as
+    ``parse_name`` reads them: a student's id may hold a "+"; links are not submissions)."""
+    return sorted({named[0] for folder in folders for entry in folder.glob(f"*+{assignment}+*")
+                   if (named := parse_name(entry.name)) and named[1] == assignment
+                   and entry.is_dir() and not entry.is_symlink()})
 
 
 def _listing(folder: Path) -> dict[str, bytes]:
@@ -148,8 +157,7 @@ def _remove_incomplete_copies(course: Course, assignment: str, before: dict[str,
             except OSError:
                 pass
             removed.append(student)
-    students = sorted({p.name.split("+", 1)[0] for folder in (inbound, inbound.parent / "received")
-                       for p in folder.glob(f"*+{assignment}+*") if p.is_dir() and not p.is_symlink()})
+    students = _students_in([inbound, inbound.parent / "received"], assignment)
     missing = [s for s in students if not _whole_copy(_listing(course.path("submitted", s, assignment)),
                                                       _inbound_copies(inbound, s, assignment))]
     return removed, missing
