@@ -45,6 +45,7 @@ top of a file or inside a function) closes a circle (``tests/grader/test_grader_
     4 course_init.py     ``kitgrade init``
       release.py         ``kitgrade release``: generated, proven, into the exchange
       collect.py         ``kitgrade collect``: from the exchange or LMS downloads
+      exchange_collect.py nbgrader's collect from its plain exchange, a submission's regular files only
       hub_exchange/      nbgrader's exchange as the kit's JupyterHub uses it (its map: its ``__init__.py``)
       feedback/          ``kitgrade feedback``: nbgrader's pages, the kit's where one cannot be made (its map: its ``__init__.py``)
       export.py          ``kitgrade export``: nbgrader's CSV and the LMS's
