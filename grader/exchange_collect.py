@@ -16,8 +16,9 @@ import os
 import shutil
 
 from nbgrader.exchange.default.collect import ExchangeCollect
+from nbgrader.utils import ignore_patterns
 
-from .hub_exchange.entries import STUDENT_CLOCK, TIME_FORMAT, copy_submission, open_folder, why_not_opened
+from .hub_exchange.entries import STUDENT_CLOCK, TIME_FORMAT, bytes_under, copy_submission, open_folder, why_not_opened
 
 #: the configuration that names this collect, for a course whose configuration names none
 CLASS_NAME = "grader.exchange_collect.RegularFilesCollect"
@@ -38,8 +39,13 @@ class RegularFilesCollect(ExchangeCollect):
         staging = os.path.join(os.path.dirname(dest), f".{os.path.basename(dest)}.collecting")
         shutil.rmtree(staging, ignore_errors=True)
         try:
+            size, most = bytes_under(folder), 1000 * self.coursedir.max_dir_size
+            if size > most:  # nbgrader's words: collect collects the others when it reads them
+                self.log.error("Directory size is too big")
+                raise RuntimeError(f"Directory size is too big. Size is {size}, maximum size is {most}")
             for relative, reason in copy_submission(folder, staging):
                 self.log.error("set aside in %s's submission: %r: %s", record["username"], relative, reason)
+            self._leave_out_what_nbgrader_ignores(staging)
             with open(os.path.join(staging, STUDENT_CLOCK), "w") as handle:
                 handle.write(record["timestamp"].strftime(TIME_FORMAT))
             if os.path.isdir(dest):
@@ -48,6 +54,22 @@ class RegularFilesCollect(ExchangeCollect):
         finally:
             os.close(folder)
             shutil.rmtree(staging, ignore_errors=True)
+
+    def _leave_out_what_nbgrader_ignores(self, staging: str) -> None:
+        """What nbgrader's copy would not have copied (``ignore``, ``include``, ``max_file_size``) removed
+        from the copy; a group-shared course's copy made group-writable as nbgrader makes it."""
+        ignored = ignore_patterns(exclude=self.coursedir.ignore, include=self.coursedir.include,
+                                  max_file_size=self.coursedir.max_file_size, log=self.log)
+        for directory, folders, files in os.walk(staging):
+            for name in ignored(directory, folders + files):
+                path = os.path.join(directory, name)
+                shutil.rmtree(path) if name in folders else os.unlink(path)
+            folders[:] = [f for f in folders if os.path.isdir(os.path.join(directory, f))]
+            if self.coursedir.groupshared:
+                os.chmod(directory, 0o2770)
+                for name in files:
+                    if os.path.isfile(os.path.join(directory, name)):
+                        os.chmod(os.path.join(directory, name), 0o660)
 
 
 def with_regular_files_collect(config):

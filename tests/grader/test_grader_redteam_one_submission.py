@@ -252,10 +252,13 @@ def test_links_handed_in_through_nbgrader_s_exchange_collect_nothing_of_the_inst
             (folder / "notes.txt").symlink_to(secret)
         else:
             nbformat.write(_solved(release), folder / NOTEBOOK)
+            (folder / ".ipynb_checkpoints").mkdir()  # what nbgrader's copy leaves out (CourseDirectory.ignore)
+            nbformat.write(_solved(release), folder / ".ipynb_checkpoints" / "x-checkpoint.ipynb")
     run = subprocess.run([sys.executable, "-m", "grader.cli", "collect", ASSIGNMENT, "--course", str(course)],
                          capture_output=True, text=True, timeout=600)
     said = run.stdout + run.stderr
     assert run.returncode == 0, said
+    assert not list((course / "submitted").rglob(".ipynb_checkpoints")), said
     submitted = course / "submitted"
     assert all((submitted / s / ASSIGNMENT / NOTEBOOK).is_file() for s in ("alice", "zed")), said
     solutions = (source / NOTEBOOK).read_bytes()
