@@ -13,6 +13,7 @@ not a folder of its own is not collected.
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 
 from nbgrader.exchange.default.collect import ExchangeCollect
@@ -28,8 +29,22 @@ class RegularFilesCollect(ExchangeCollect):
     """nbgrader's collect (its records, its choice of each student's newest submission, its gradebook),
     with each submission copied file by file: regular files of the folder's owner only."""
 
+    def _path_to_record(self, path):
+        record = super()._path_to_record(path)
+        record["handed_in_by"] = handed_in_by_another(path, record["username"])
+        if record["handed_in_by"] is not None:
+            self.log.error("set aside %r in inbound/: named for %s but %s made it; not collected", record["filename"],
+                           record["username"], record["handed_in_by"])
+        return record
+
+    def _sort_by_timestamp(self, records):
+        """Newest first, the student's own entries before any another account made in their name."""
+        return sorted(records, key=lambda r: (r["handed_in_by"] is None, r["timestamp"]), reverse=True)
+
     def do_copy(self, src, dest):
         record = next(r for r in self.src_records if r["filename"] == os.path.basename(src))
+        if record["handed_in_by"] is not None:  # the student has no entry of their own (said above)
+            return
         try:
             folder = open_folder(src)
         except OSError as error:
@@ -70,6 +85,23 @@ class RegularFilesCollect(ExchangeCollect):
                 for name in files:
                     if os.path.isfile(os.path.join(directory, name)):
                         os.chmod(os.path.join(directory, name), 0o660)
+
+
+def handed_in_by_another(path: str, student: str) -> str | None:
+    """The account that made the exchange entry ``path``, if the student it is named for has an account
+    of their own on this machine and it is not that one; else None (on a hub whose servers all run as
+    one account, or a course whose student ids are no accounts, the owner says nothing)."""
+    try:
+        own = pwd.getpwnam(student).pw_uid
+        made_by = os.lstat(path).st_uid
+    except (KeyError, OSError):
+        return None
+    if made_by == own:
+        return None
+    try:
+        return pwd.getpwuid(made_by).pw_name
+    except KeyError:
+        return f"uid {made_by}"
 
 
 def with_regular_files_collect(config):

@@ -271,3 +271,39 @@ def test_links_handed_in_through_nbgrader_s_exchange_collect_nothing_of_the_inst
     assert f"mallory's submission: '{NOTEBOOK}': a symbolic link; not followed" in said, said
     assert "mallory's submission: 'notes.txt': a symbolic link; not followed" in said, said
     assert "not collected: eve's submission" in said and "a symbolic link; not followed" in said, said
+
+
+def test_an_entry_a_classmate_made_in_a_students_name_does_not_replace_their_submission(tmp_path):
+    """nbgrader's plain exchange on a machine where the students have accounts: any student can make an
+    entry named for a classmate in ``inbound/``; nbgrader's collect only warns ("cheating attempt?") and
+    collects the newest, so a blank notebook handed in under the classmate's name, a minute later,
+    replaced their honest work (graded 0). Two accounts every Debian machine has stand in for the two
+    students: ``daemon`` hands in, ``nobody`` hands in a blank notebook named for ``daemon``."""
+    if os.geteuid() != 0:
+        pytest.skip("entries of two other accounts are made by root (CI runs as root)")
+    import pwd
+    course = make_course(tmp_path / "course")
+    exchange = tmp_path / "exchange"
+    inbound = exchange / "ad101" / "inbound"
+    inbound.mkdir(parents=True)
+    inbound.chmod(0o733)
+    with open(course / "nbgrader_config.py", "a") as handle:
+        handle.write(f"\nc.Exchange.root = {str(exchange)!r}\n")
+    release = nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    entries = {"2026-12-07 19:00:00.000000 UTC": ("daemon", _solved(release)),
+               "2026-12-07 21:00:00.000000 UTC": ("nobody", release)}
+    for stamp, (account, notebook) in entries.items():
+        folder = inbound / f"daemon+{ASSIGNMENT}+{stamp}+1f2e"
+        folder.mkdir()
+        nbformat.write(notebook, folder / NOTEBOOK)
+        (folder / "timestamp.txt").write_text(stamp)
+        uid = pwd.getpwnam(account).pw_uid
+        for path in (folder, folder / NOTEBOOK, folder / "timestamp.txt"):
+            os.chown(path, uid, -1)
+    run = subprocess.run([sys.executable, "-m", "grader.cli", "collect", ASSIGNMENT, "--course", str(course)],
+                         capture_output=True, text=True, timeout=600)
+    said = run.stdout + run.stderr
+    assert run.returncode == 0, said
+    collected = nbformat.read(course / "submitted" / "daemon" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    assert collected == _solved(release), said
+    assert "named for daemon but nobody made it" in said, said
