@@ -17,10 +17,12 @@ import pwd
 import shutil
 
 from nbgrader.exchange.default.collect import ExchangeCollect
-from nbgrader.utils import ignore_patterns
+from nbgrader.utils import ignore_patterns, parse_utc
 
 from .hub_exchange.entries import STUDENT_CLOCK, TIME_FORMAT, bytes_under, copy_submission, open_folder, why_not_opened
 
+#: the time of an entry whose name holds none that can be read (sorted before every other)
+NO_TIME = "1970-01-01 00:00:00.000000 UTC"
 #: the configuration that names this collect, for a course whose configuration names none
 CLASS_NAME = "grader.exchange_collect.RegularFilesCollect"
 
@@ -30,20 +32,27 @@ class RegularFilesCollect(ExchangeCollect):
     with each submission copied file by file: regular files of the folder's owner only."""
 
     def _path_to_record(self, path):
-        record = super()._path_to_record(path)
-        record["handed_in_by"] = handed_in_by_another(path, record["username"])
-        if record["handed_in_by"] is not None:
-            self.log.error("set aside %r in inbound/: named for %s but %s made it; not collected", record["filename"],
-                           record["username"], record["handed_in_by"])
+        """nbgrader's record of an entry, and why it is set aside (``set_aside``), or None."""
+        name = os.path.basename(path)
+        try:
+            record = super()._path_to_record(path)
+        except (ValueError, OverflowError):  # nbgrader's parse_utc raised: its whole collect stopped
+            record = {"username": name.rsplit("+", 3)[0], "filename": name, "timestamp": parse_utc(NO_TIME)}
+            record["set_aside"] = "its time cannot be read"
+        else:
+            made_by = handed_in_by_another(path, record["username"])
+            record["set_aside"] = None if made_by is None else f"named for {record['username']} but {made_by} made it"
+        if record["set_aside"] is not None:
+            self.log.error("set aside %r in inbound/: %s; not collected", name, record["set_aside"])
         return record
 
     def _sort_by_timestamp(self, records):
-        """Newest first, the student's own entries before any another account made in their name."""
-        return sorted(records, key=lambda r: (r["handed_in_by"] is None, r["timestamp"]), reverse=True)
+        """Newest first, every entry set aside after the student's own."""
+        return sorted(records, key=lambda r: (r["set_aside"] is None, r["timestamp"]), reverse=True)
 
     def do_copy(self, src, dest):
         record = next(r for r in self.src_records if r["filename"] == os.path.basename(src))
-        if record["handed_in_by"] is not None:  # the student has no entry of their own (said above)
+        if record["set_aside"] is not None:  # the student has no entry that is not (said above)
             return
         try:
             folder = open_folder(src)

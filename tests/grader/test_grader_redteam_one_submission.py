@@ -254,10 +254,14 @@ def test_links_handed_in_through_nbgrader_s_exchange_collect_nothing_of_the_inst
             nbformat.write(_solved(release), folder / NOTEBOOK)
             (folder / ".ipynb_checkpoints").mkdir()  # what nbgrader's copy leaves out (CourseDirectory.ignore)
             nbformat.write(_solved(release), folder / ".ipynb_checkpoints" / "x-checkpoint.ipynb")
+    oscar = inbound / f"oscar+{ASSIGNMENT}+not a time+1f2e"  # nbgrader's collect stopped for the class on it
+    oscar.mkdir()
+    nbformat.write(_solved(release), oscar / NOTEBOOK)
     run = subprocess.run([sys.executable, "-m", "grader.cli", "collect", ASSIGNMENT, "--course", str(course)],
                          capture_output=True, text=True, timeout=600)
     said = run.stdout + run.stderr
     assert run.returncode == 0, said
+    assert f"set aside 'oscar+{ASSIGNMENT}+not a time+1f2e' in inbound/: its time cannot be read" in said, said
     assert not list((course / "submitted").rglob(".ipynb_checkpoints")), said
     submitted = course / "submitted"
     assert all((submitted / s / ASSIGNMENT / NOTEBOOK).is_file() for s in ("alice", "zed")), said
