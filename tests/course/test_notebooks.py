@@ -680,6 +680,43 @@ def test_unrendered_markup_is_found_after_an_html_line():
     assert not markup_left_as_text(answer + "\n**2.** Why `x` and $a * b$?")
 
 
+#: Plain English: a sentence of a lesson has at most this many words, a list item at most that many (a code
+#: span, a formula or a link counts as one word). A longer one is split, not packed with colons and asides.
+SENTENCE_WORDS, ITEM_WORDS = 32, 45
+
+
+def sentences_and_list_items(markdown):
+    """The sentences and the list items of a cell of English prose, each as its words; tables and code left out."""
+    text = re.sub(r"^```.*?^```", "", markdown, flags=re.S | re.M)
+    text = re.sub(r"\$\$.*?\$\$|`[^`]*`|\$[^$]*\$|\[[^\]]*\]\([^)]*\)", "X", text, flags=re.S)
+    text = re.sub(r"^> ?", "", text, flags=re.M)
+    sentences, items = [], []
+    for block in re.split(r"\n\s*\n|\n(?=\s*(?:[*-]|\d+\.) )", text):
+        if block.lstrip().startswith("|"):
+            continue
+        block = " ".join(block.split())
+        if re.match(r"(?:[*-]|\d+\.) ", block):
+            items.append(block.split())
+        sentences += [s.split() for s in re.split(r"(?<=[.!?])\s+", block)]
+    return sentences, items
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_english_prose_keeps_its_sentences_and_list_items_short(lesson):
+    long = []
+    for number, cell in enumerate(read("en", lesson).cells):
+        if cell.cell_type == "markdown":
+            sentences, items = sentences_and_list_items(cell.source)
+            long += [f"cell {number}, {len(s)} words: {' '.join(s)}" for s in sentences if len(s) > SENTENCE_WORDS]
+            long += [f"cell {number}, item of {len(i)} words: {' '.join(i)}" for i in items if len(i) > ITEM_WORDS]
+    assert not long, "\n".join(long)
+
+
+def test_sentence_length_counts_code_and_formulas_as_one_word_each():
+    sentences, items = sentences_and_list_items("* `x.grad.zero_()` clears $\\nabla f$. Two more.\n\n| a | b c d |\n")
+    assert [len(s) for s in sentences] == [4, 2] and [len(i) for i in items] == [6]
+
+
 def test_build_rejects_english_prose_without_its_chinese_twin():
     with pytest.raises(ValueError, match="zh"):
         build.parse_lesson("%%% en\nHello\n%%% code\nx = 1\n")
