@@ -460,8 +460,8 @@ class Sigmoid(Function):  # saves its input: the values are right, the way is no
     ]),
     "topological_order": (("test_topological_order", "test_topological_order_deep"), [
         # The wrong orders go to students 0 and 5, whose backward (C.2, C.3) is right: backward's tests give it
-        # an order of their own, so a wrong order costs C.1's points only. Students 3 and 4 (a wrong backward)
-        # take the instructor's order.
+        # an order of their own, so a wrong order costs C.1's points only. Student 3 (a wrong backward) has a
+        # right order that does quadratic work; student 4 (a wrong backward too) takes the instructor's order.
         ('''\
 def topological_order(root):  # recursive: right on shallow graphs, too deep for Python on a long chain
     order, seen = [], set()
@@ -508,7 +508,19 @@ def topological_order(root):  # depth first with an iterator per node on the sta
             stack.pop()
             order.append(node)
     return order''', RIGHT),
-        (None, RIGHT),
+        ('''\
+def topological_order(root):  # a right order, but `in` on a list: O(n^2) comparisons of Values, whatever the machine
+    order, visited = [], []
+    stack = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+        elif node not in visited:
+            visited.append(node)
+            stack.append((node, True))
+            stack.extend((parent, False) for parent in node.parents if parent not in visited)
+    return order''', {"test_topological_order_deep"}),
         (None, RIGHT),
         ('''\
 def topological_order(root):  # breadth first from the root, reversed: a shared parent can come too late
