@@ -344,6 +344,17 @@ def shown_text(nb):
     return "".join(parts)
 
 
+def without_pytorch_only(nb):
+    """The notebook without its PyTorch-only cells (``pytorch-only`` tag), which print on PyTorch alone."""
+    copy = nbformat.from_dict(json.loads(json.dumps(nb)))
+    copy.cells = [c for c in copy.cells if build.PYTORCH_ONLY not in c.metadata.get("tags", [])]
+    return copy
+
+
+def pytorch_only_cells(nb):
+    return [c for c in nb.cells if build.PYTORCH_ONLY in c.metadata.get("tags", [])]
+
+
 def count_outputs(nb, mime):
     return sum(1 for out in outputs(nb) if mime in out.get("data", {}))
 
@@ -804,7 +815,7 @@ def test_notebook_runs_on_pytorch_and_shows_the_same_results(torch_runs, lesson,
     nb, error = torch_runs[lesson, lang]
     assert error is None, error
     assert "import autograd_core" not in "".join(code_cells(nb))
-    text = shown_text(nb)
+    text = shown_text(without_pytorch_only(nb))  # the results both engines show
     for expected in key_results(lesson, lang):
         assert expected in text
     assert count_outputs(nb, "image/png") == IMAGES.get(lesson, 0)
@@ -818,6 +829,61 @@ def test_the_kit_prints_exactly_what_pytorch_prints(kit_runs, torch_runs, lesson
     for runs in (kit_runs, torch_runs):
         nb, error = runs[lesson, lang]
         assert error is None, error
-        shown.append(re.sub(r"0x[0-9a-f]+", "0x…", shown_text(nb)).splitlines())
+        shown.append(re.sub(r"0x[0-9a-f]+", "0x…", shown_text(without_pytorch_only(nb))).splitlines())
     kit, pytorch = shown
     assert kit == pytorch
+
+
+# -- PyTorch-only cells: what PyTorch has and the engine does not, shown where a lesson needs it -------------
+
+# What each PyTorch-only cell prints on PyTorch 2.13 (forward mode at x = 2, as lesson 8's dual numbers; the
+# module backward hooks in reverse order of the layers, and the joint norm of the gradients clipped to 1)
+PYTORCH_ONLY_PRINTS = {
+    "08_under_the_hood": ["forward_ad: f(2) = 1.760554, f'(2) = 0.082395\n"
+                          "torch.func.jvp: 0.082395   torch.func.jacrev: 0.082395\n"],
+    "11_extending_autograd": [{"en": "backward through 2: Linear  gradient of the output (5, 2)\n"
+                                     "backward through 1: ReLU    gradient of the output (5, 8)\n"
+                                     "backward through 0: Linear  gradient of the output (5, 8)\n",
+                               "zh": "反向传播经过 2: Linear  输出的梯度 (5, 2)\n"
+                                     "反向传播经过 1: ReLU    输出的梯度 (5, 8)\n"
+                                     "反向传播经过 0: Linear  输出的梯度 (5, 8)\n"},
+                              {"en": " before clipping, 1.0000 after\n", "zh": "，裁剪后 1.0000\n"}],
+}
+PYTORCH_ONLY_RUNS = [(lesson, lang) for lesson in PYTORCH_ONLY_PRINTS for lang in LANGUAGES]
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_pytorch_only_cells_are_marked_guarded_and_said_so_in_both_languages(lesson):
+    for lang in LANGUAGES:
+        nb = read(lang, lesson)
+        cells = pytorch_only_cells(nb)
+        assert len(cells) == (lesson in PYTORCH_ONLY_PRINTS), f"{lang}/{lesson}"
+        for cell in cells:
+            code = [line for line in cell.source.splitlines() if not line.startswith("#")]
+            assert code[0] == build.PYTORCH_ONLY_GUARD and all(not line or line.startswith(" ") for line in code[1:])
+            before = nb.cells[nb.cells.index(cell) - 1].source
+            assert before.startswith("### PyTorch only (optional)" if lang == "en" else "### 仅限 PyTorch（选学）")
+
+
+def test_build_rejects_a_pytorch_only_cell_without_its_guard():
+    with pytest.raises(ValueError, match="starts with"):
+        build.parse_lesson("%%% code pytorch-only\n# PyTorch only\nimport torch.func\n")
+
+
+@pytest.mark.parametrize("lesson, lang", PYTORCH_ONLY_RUNS)
+def test_pytorch_only_cells_do_nothing_on_the_kit(kit_runs, lesson, lang):
+    nb, error = kit_runs[lesson, lang]
+    assert error is None, error
+    assert [cell.get("outputs") for cell in pytorch_only_cells(nb)] == [[]]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="PyTorch is not installed")
+@pytest.mark.parametrize("lesson, lang", PYTORCH_ONLY_RUNS)
+def test_pytorch_only_cells_run_on_pytorch(torch_runs, lesson, lang):
+    nb, error = torch_runs[lesson, lang]
+    assert error is None, error
+    [cell] = pytorch_only_cells(nb)
+    printed = "".join(o.text for o in cell.outputs if o.output_type == "stream" and o.name == "stdout")
+    assert not [o for o in cell.outputs if o.output_type == "stream" and o.name == "stderr"]
+    for expected in PYTORCH_ONLY_PRINTS[lesson]:
+        assert (expected[lang] if isinstance(expected, dict) else expected) in printed, printed
