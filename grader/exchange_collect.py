@@ -53,12 +53,14 @@ class RegularFilesCollect(ExchangeCollect):
     def do_copy(self, src, dest):
         record = next(r for r in self.src_records if r["filename"] == os.path.basename(src))
         if record["set_aside"] is not None:  # the student has no entry that is not (said above)
+            _remove_if_empty(os.path.dirname(dest))
             return
         try:
             folder = open_folder(src)
         except OSError as error:
             self.log.error("not collected: %s's submission %r: %s", record["username"], record["filename"],
                            why_not_opened(error))
+            _remove_if_empty(os.path.dirname(dest))
             return
         staging = os.path.join(os.path.dirname(dest), f".{os.path.basename(dest)}.collecting")
         shutil.rmtree(staging, ignore_errors=True)
@@ -78,6 +80,8 @@ class RegularFilesCollect(ExchangeCollect):
         finally:
             os.close(folder)
             shutil.rmtree(staging, ignore_errors=True)
+            if not os.path.isdir(dest):  # nothing copied (a full disk, a refusal): no empty folder of the student's
+                _remove_if_empty(os.path.dirname(dest))
 
     def _leave_out_what_nbgrader_ignores(self, staging: str) -> None:
         """What nbgrader's copy would not have copied (``ignore``, ``include``, ``max_file_size``) removed
@@ -94,6 +98,14 @@ class RegularFilesCollect(ExchangeCollect):
                 for name in files:
                     if os.path.isfile(os.path.join(directory, name)):
                         os.chmod(os.path.join(directory, name), 0o660)
+
+
+def _remove_if_empty(folder: str) -> None:
+    """nbgrader makes ``submitted/<student>`` before it copies: left empty, it would count as handed in."""
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
 
 
 def handed_in_by_another(path: str, student: str) -> str | None:
