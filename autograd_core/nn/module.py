@@ -20,7 +20,7 @@ import collections
 from .. import grad_mode
 from ..hooks import add_hook
 from ..tensor import Tensor
-from .parameter import Parameter
+from .parameter import Parameter, is_lazy
 
 
 class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -257,8 +257,8 @@ class Module:
             dotted = f"{module_prefix}." if module_prefix else ""
             for store in (module._parameters, module._buffers):
                 for name, t in store.items():
-                    if t is not None:
-                        state[dotted + name] = t if keep_vars else t.detach()
+                    if t is not None:  # (a lazy layer's uninitialized ones as they are: no numbers to detach)
+                        state[dotted + name] = t if keep_vars or is_lazy(t) else t.detach()
         return state
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
