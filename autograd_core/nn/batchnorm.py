@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import grad_mode
 from ..function import Op
-from ..tensor import Tensor
+from ..tensor import Tensor, _type_name
 from .lazy import LazyModuleMixin
 from .module import Module
 from .parameter import UninitializedBuffer, UninitializedParameter
@@ -73,9 +73,27 @@ def _channel_shape(ndim):
     return (1, -1) + (1,) * (ndim - 2)
 
 
+def _check_dtypes(input, *parameters):
+    """PyTorch's CPU rule: the parameters (weight, bias, running mean, running variance) share the input's
+    dtype, or, for a half-precision input only, are all float32."""
+    given = [p for p in parameters if p is not None]
+    if not given:
+        return
+    if given[0].dtype != input.dtype:  # mixed: allowed only as float16 input with float32 parameters
+        if any(p.dtype != np.float32 for p in given):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if input.dtype != np.float16:
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        return
+    for p in given:
+        if p.dtype != input.dtype:
+            raise RuntimeError(f"expected scalar type {_type_name(input.dtype)} but found {_type_name(p.dtype)}")
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalize each channel (dimension 1) of ``input``: by the batch's statistics when ``training``
     (and then update ``running_mean``/``running_var`` in place), else by the running ones."""
+    _check_dtypes(input._data, *(None if t is None else t._data for t in (weight, bias, running_mean, running_var)))
     x = input._data
     dims = _reduced_dims(x.ndim)
     if training:

@@ -172,3 +172,24 @@ def test_loading_a_state_dict_gives_a_lazy_batch_norm_its_shapes_as_in_torch():
         return before, repr(keys), lazy(m.ones(2, 3)), repr(lazy), lazy.running_mean
 
     same(program)
+
+
+@pytest.mark.parametrize("dtypes", [("float32", "float64", "float64"), ("float64", "float32", "float32"),
+                                    ("float64", "float32", "float64"), ("float32", "float32", "float64"),
+                                    ("float64", "float64", "float16"), ("float16", "float32", "float32"),
+                                    ("float16", "float32", "float16"), ("float32", "float16", "float32")])
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_refuses_mixed_dtypes_as_torch_does(dtypes, training):
+    # found by running d2l-en's transformer page in float64: its float32 X through a float64 LazyBatchNorm1d
+    x, w, r = dtypes
+
+    def program(m):
+        out = m.nn.functional.batch_norm(m.ones(3, 2, dtype=getattr(m, x)), m.zeros(2, dtype=getattr(m, r)),
+                                         m.ones(2, dtype=getattr(m, r)), m.ones(2, dtype=getattr(m, w)),
+                                         m.zeros(2, dtype=getattr(m, w)), training=training)
+        return out.dtype, out.shape
+
+    same(program)
+    same(lambda m: m.nn.functional.batch_norm(m.ones(3, 2, dtype=getattr(m, x)), None, None,
+                                              m.ones(2, dtype=getattr(m, w)), training=True).dtype)
+    same(lambda m: m.nn.LazyBatchNorm1d(dtype=getattr(m, w))(m.ones(3, 2, dtype=getattr(m, x))).dtype)
