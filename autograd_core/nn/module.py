@@ -273,6 +273,8 @@ class Module:
         for name, target in own.items():
             if name in state_dict:
                 source = state_dict[name]
+                if is_lazy(target):  # still without a shape: it was given one without a shape too (nothing to copy)
+                    continue
                 if tuple(source.shape) != tuple(target.shape):
                     errors.append(
                         f"size mismatch for {name}: copying a param with shape {source.shape} from checkpoint, "

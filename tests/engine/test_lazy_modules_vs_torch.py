@@ -193,3 +193,14 @@ def test_batch_norm_refuses_mixed_dtypes_as_torch_does(dtypes, training):
     same(lambda m: m.nn.functional.batch_norm(m.ones(3, 2, dtype=getattr(m, x)), None, None,
                                               m.ones(2, dtype=getattr(m, w)), training=True).dtype)
     same(lambda m: m.nn.LazyBatchNorm1d(dtype=getattr(m, w))(m.ones(3, 2, dtype=getattr(m, x))).dtype)
+
+
+def test_a_lazy_layer_loads_another_lazy_layers_state_dict_as_in_torch():
+    def program(m):
+        m.manual_seed(0)
+        linear, bn = m.nn.LazyLinear(2), m.nn.LazyBatchNorm1d()
+        keys = linear.load_state_dict(m.nn.LazyLinear(2).state_dict()), bn.load_state_dict(m.nn.LazyBatchNorm1d().state_dict())
+        before = [repr(k) for k in keys], repr(linear), repr(linear.weight), repr(bn.running_mean)
+        return before, linear(m.ones(1, 3)).shape, repr(linear), linear.weight.detach(), bn(m.ones(2, 4)), repr(bn)
+
+    same(program)
