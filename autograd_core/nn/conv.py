@@ -503,6 +503,11 @@ class _LazyConv(LazyModuleMixin):
     layer does, and the module becomes that layer (``cls_to_become``).
     """
 
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):  # (a transposed one's arguments are its own)
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+        self._lazy(out_channels, bias, device, dtype)
+
     def _lazy(self, out_channels, bias, device, dtype):
         self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.out_channels = out_channels
@@ -534,21 +539,11 @@ class LazyConv1d(_LazyConv, Conv1d):
 
     cls_to_become = Conv1d
 
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
-        self._lazy(out_channels, bias, device, dtype)
-
 
 class LazyConv2d(_LazyConv, Conv2d):
     """``Conv2d`` whose ``in_channels`` is read from its first input; becomes a ``Conv2d`` there."""
 
     cls_to_become = Conv2d
-
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
-        self._lazy(out_channels, bias, device, dtype)
 
 
 class LazyConvTranspose2d(_LazyConv, ConvTranspose2d):
@@ -558,5 +553,6 @@ class LazyConvTranspose2d(_LazyConv, ConvTranspose2d):
 
     def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
                  dilation=1, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode)
+        ConvTranspose2d.__init__(self, 0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
+                                 padding_mode)  # (past _LazyConv's, whose arguments are a plain convolution's)
         self._lazy(out_channels, bias, device, dtype)
