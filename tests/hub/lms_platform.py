@@ -35,6 +35,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import re
 import secrets
 import threading
 import time
@@ -101,6 +102,16 @@ class Platform:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+    def register_tool(self, hub_url: str) -> None:
+        """The hub at ``hub_url`` registered as the LMS's tool: where a launch starts and where it may end."""
+        self.tool_login_url = f"{hub_url}/hub/lti13/oauth_login"
+        self.tool_redirect_uris = {f"{hub_url}/hub/lti13/oauth_callback"}
+
+    def lti13_settings(self) -> dict[str, str]:
+        """What the LMS tells the hub's administrator: class.json's ``logins.lti13`` addresses and client id."""
+        return {"issuer": self.url, "client_id": self.client_id, "authorize_url": f"{self.url}/lti/authorize",
+                "jwks_endpoint": f"{self.url}/lti/jwks", "token_url": f"{self.url}/lti/token"}
 
     def launch_url(self, context: str, email: str, tamper: str = "", target: str = "") -> str:
         query = {"user": email, "tamper": tamper, "target": target}
@@ -170,6 +181,22 @@ def _auto_submit(action: str, fields: dict) -> str:
                      for k, v in fields.items() if v is not None)
     return (f'<!doctype html><html><body onload="document.forms[0].submit()"><form method="post" '
             f'action="{html.escape(action)}">{inputs}<noscript><button>Continue</button></noscript></form></body></html>')
+
+
+_FORM = re.compile(r'<form method="post" action="([^"]*)">(.*?)</form>', re.S)
+_HIDDEN = re.compile(r'<input type="hidden" name="([^"]*)" value="([^"]*)">')
+
+
+def follow_launch(session, url: str, timeout: float = 60):
+    """What a student's browser does with the course's link, without a browser: ``session`` (a
+    ``requests.Session``) opens ``url`` and posts each form that posts itself on load (the LMS's), following
+    the tool's redirects; returns the last response (the hub's, once the launch is over)."""
+    response = session.get(url, timeout=timeout)
+    while 'onload="document.forms[0].submit()"' in response.text:
+        action, inputs = _FORM.search(response.text).groups()
+        fields = {html.unescape(name): html.unescape(value) for name, value in _HIDDEN.findall(inputs)}
+        response = session.post(html.unescape(action), data=fields, timeout=timeout)
+    return response
 
 
 def _handler_for(platform: Platform):

@@ -22,11 +22,16 @@ stands in the document, with only the guide's paths replaced by this run's tempo
 * what the hub prints names the address and scheme it serves and offers no removal of a real class;
 * the two teaching assistants of the guide's ``class.json`` each log in over HTTPS and change a grade
   of the autograded submission in the formgrader, and the course's grading record names each;
+* the class moves to the guide's LTI 1.3 login (its ``logins`` entry added to ``class.json`` with the
+  test's LMS, ``tests/hub/lms_platform.py``, for Canvas; the tool's key printed by the guide's command
+  and registered in the LMS; the hub started again): a student launches from the LMS's course into
+  her server;
 * the backup is made, the course, the exchange, the hub's folder, the site's settings, the grader's
   nbgrader log and what set-up derived deleted, the backup restored: every file back with its owner
   and mode, the LTI tool's public key the same, the assistants' grades, the grading record and
   nbgrader's log as they were, the restored submission graded again with ``kitgrade autograde``, and
-  the class served again over HTTPS.
+  the class served again over HTTPS: the student launches from the LMS again, and the LMS grants the
+  restored key a token (the course's roster read through it) without being given the key anew.
 
 Bad input at every door, against the same hub: a wrong password, a student opening another's
 server, a submission with a 500 MB file, a notebook that is not JSON, a class file with a typo:
@@ -57,14 +62,16 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import requests
 
-from browser_support import unavailable
+from browser_support import free_port, unavailable
 from grading_support import NOTEBOOK, grades_of, logged_in, record_lines, save_grade, submitted_notebook
 from kit_paths import ROOT
 from hub_client import Student
 from kithub import banner
 from kithub.accounts import ACCOUNTS_FILE
 from kithub.spec import CLASS_FILE, DERIVED_FILE, ClassSpec, CourseSpec
+from lms_platform import Platform, follow_launch
 from hub_support import (HUB_ENV, PS1, PS1_NOTEBOOK, one_course_class, python_as, require_hub, run_as,
                          served_class, solution_cells)
 
@@ -76,8 +83,10 @@ IN_CI_NEEDS = "CI must run the guide's test (.ci/run runs as root; `make test` b
 #: every block of the guide this test runs, by its ``guide=`` name
 UNITS = ["jupyterhub.service", "jupyterhub-idle-culler.service", "autograd-kit-backup.service", "autograd-kit-backup.timer"]
 SITE_SETTINGS = ["10-https.py", "20-admins.py", "30-idle-culler.py"]  # into the served hub's jupyterhub_config.d
-SHELL = ["state-folder", "setup", "config-dir", "idle-culler-token", "backup", "restore"]
-RUN = {*UNITS, *SITE_SETTINGS, *SHELL, "40-limits.py", "z2jh-values.yaml", "class.json", "fstab-proc", "packages"}
+SHELL = ["state-folder", "setup", "lti-key", "config-dir", "idle-culler-token", "backup", "restore"]
+RUN = {*UNITS, *SITE_SETTINGS, *SHELL, "40-limits.py", "z2jh-values.yaml", "class.json", "logins", "fstab-proc",
+       "packages"}
+LMS_COURSE = "ad101-lms"  # the LMS's id of the course (its LTI context id)
 #: what the guide's blocks run that Debian's base system does not have -> the package that gives it
 #: (the kit's own commands come from its environment: ``python -m kithub``, ``jupyterhub-idle-culler``)
 COMMAND_PACKAGES = {"git": "git", "make": "make", "npm": "npm", "node": "nodejs", "certbot": "certbot",
@@ -437,6 +446,32 @@ def working(served, who: str) -> Student:
     return served.working[who]
 
 
+@pytest.fixture(scope="module")
+def lms():
+    """The LMS of the class (an LTI 1.3 platform on 127.0.0.1, tests/hub/lms_platform.py)."""
+    platform = Platform(free_port()).start()
+    yield platform
+    platform.stop()
+
+
+def launched(served, lms, who: str) -> requests.Session:
+    """``who`` opens the hub's link in the LMS's course, in a browser of their own, and lands in JupyterLab
+    on their own server (started by the launch, or already running)."""
+    session = requests.Session()
+    session.verify = served.certificate
+    session.trust_env = False  # the certificate above, whatever REQUESTS_CA_BUNDLE says
+    response = follow_launch(session, lms.launch_url(LMS_COURSE, f"{who}@uni.example"))
+    assert response.status_code < 400, (response.status_code, response.url, response.text[-2000:])
+    lab = f"{served.https}/user/{served.names[who]}/lab"
+    deadline = time.monotonic() + 120
+    while not (response.url.startswith(lab) and response.status_code == 200) and time.monotonic() < deadline:
+        time.sleep(1)  # the hub's spawn-pending page, while the server starts
+        response = session.get(lab, timeout=60)
+    assert response.url.startswith(lab) and response.status_code == 200 and "JupyterLab" in response.text, \
+        (response.status_code, response.url, response.text[-2000:])
+    return session
+
+
 def test_the_hub_serves_https_with_the_guides_certificate(served):
     context = ssl.create_default_context(cafile=served.certificate)
     with urllib.request.urlopen(f"{served.https}/hub/login", context=context, timeout=30) as response:
@@ -643,13 +678,6 @@ def _scores(served) -> dict:
     return json.loads(result.stdout)
 
 
-def _lti_key(served) -> str:
-    made = subprocess.run([str(served.python), "-m", "kithub.lti", "key", "--state", str(served.root)],
-                          capture_output=True, text=True, timeout=120)
-    assert made.returncode == 0, made.stderr
-    return made.stdout
-
-
 def _files(folder: Path) -> dict[str, tuple]:
     """Every file under ``folder``: its owner, group, mode and content's digest (SQLite databases by
     their rows: a backup's copy of one is whole, not the same bytes)."""
@@ -702,11 +730,60 @@ def test_two_assistants_each_change_a_grade_over_https_and_the_record_names_each
     served.assistants_gave = given
 
 
-def test_the_backup_is_restored_and_graded_from(served):
+def test_the_class_moves_to_the_guides_lms_login_and_a_student_launches_into_her_server(served, lms):
+    """Step 2's LTI 1.3 login: the administrator adds the guide's ``logins`` entry to class.json, with
+    the LMS's addresses, client id and course id in place of Canvas's (and a line in ``people`` for each
+    person of the class, as the guide's has for its own), registers the key the guide's command prints
+    in the LMS, and starts the hub again; alice opens the hub's link in the LMS's course."""
+    blocks = guide_blocks()
+    logins = json.loads("{" + blocks["logins"] + "}")["logins"]
+    guides_course = json.loads(blocks["class.json"])["courses"][0]
+    # the guide's people are its class.json's: each of them, by their email
+    assert set(logins["people"].values()) == {*guides_course["instructors"], *guides_course["assistants"],
+                                              *guides_course["students"]}, logins["people"]
+    assert list(logins["lti13"]["courses"].values()) == [guides_course["course_id"]]
+    # what the LMS gives the hub, in place of the guide's Canvas values (those of the block's own fields)
+    places = {logins["lti13"][field]: value for field, value in lms.lti13_settings().items()}
+    places[next(iter(logins["lti13"]["courses"]))] = LMS_COURSE
+    logins = json.loads("{" + here(blocks["logins"], places) + "}")["logins"]
+    assert logins["lti13"] == {**lms.lti13_settings(), "courses": {LMS_COURSE: "ad101"}}, logins["lti13"]
+    logins["people"] = {f"{who}@uni.example": account for who, account in served.names.items()}
+    course = served.course("ad101")
+    for who, account in served.names.items():
+        lms.add(f"{who}@uni.example", who.title(), **{LMS_COURSE: "Learner" if account in course.students else "Instructor"})
+    served.server.stop()
+    path = served.root / CLASS_FILE
+    written = json.loads(path.read_text())
+    assert "logins" not in written  # until now the class logged in with its passwords
+    path.write_text(json.dumps({**written, "logins": logins}, indent=2) + "\n")
+    assert path.stat().st_mode & 0o777 == 0o600
+    served.lti_key = _sh(blocks["lti-key"], served.places).stdout  # what the administrator pastes into the LMS
+    lms.tool_public_key = json.loads(served.lti_key)
+    lms.register_tool(served.https)
+    served.working.clear()
+    served.server.start()
+    launched(served, lms, "alice")
+    assert "alice@uni.example" in lms.posted and lms.refusals == []
+    # the hub knows her LMS id from the launch (the grades back to the LMS use it)
+    record = json.loads((served.root / "hub" / "lms" / "ad101.json").read_text())
+    assert record["people"][served.names["alice"]] == lms.people["alice@uni.example"]["sub"], record
+
+
+def _roster(served) -> subprocess.CompletedProcess:
+    """The LMS course's roster, read by root with a token the LMS grants for the tool's key (the command
+    as the guide writes root's ``send``: ``--state`` before the course)."""
+    return subprocess.run([str(served.python), "-m", "kithub.lti", "roster", "--state", str(served.root), "ad101"],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_backup_is_restored_and_graded_from(served, lms):
     course = served.course("ad101")
     directory = course.directory(served)
     given = served.assistants_gave  # (the assistants' test above graded first)
-    key = _lti_key(served)  # the tool's key, as the LMS was given it
+    key = served.lti_key  # the tool's key, as the LMS was given it (the test above)
+    before = _roster(served)
+    assert before.returncode == 0 and "ad101: 2 of the class's 2 students are in the LMS course" in before.stdout, \
+        before.stdout + before.stderr
     blocks = guide_blocks()
     served.server.stop()  # the guide restores with the hub stopped
     kept = {name: _files(served.root / name) for name in ("hub", "jupyterhub_config.d")}
@@ -732,7 +809,7 @@ def test_the_backup_is_restored_and_graded_from(served):
     assert _scores(served) == grades  # every grade of the gradebook, the assistants' among them
     assert {name: _files(served.root / name) for name in kept} == kept
     assert {name: (served.root / name).read_bytes() for name in state_files} == state_files
-    assert _lti_key(served) == key  # the LMS's registration of the tool holds
+    assert _sh(blocks["lti-key"], served.places).stdout == key  # the LMS's registration of the tool holds
     assert (directory / "gradebook.db").stat().st_uid == pwd.getpwnam(course.grader).pw_uid
     assert (served.exchange / "ad101" / "inbound").stat().st_mode & 0o1000, "inbound/ lost its sticky bit"
     graded = run_as(served, course.grader, str(served.bin / "kitgrade"), "autograde", PS1, "--force", cwd=str(directory))
@@ -747,10 +824,12 @@ def test_the_backup_is_restored_and_graded_from(served):
     assert scores["due"].startswith(course.due[PS1][:16].replace(" UTC", "")), scores  # the due date came back too
     assert scores["manual"][alice] == {cell: score for cell, (_, score) in given.items()}  # grading again kept them
     assert archive.stat().st_mode & 0o077 == 0
-    served.server.start()  # the class served again as it was: over HTTPS (its site settings back), alice logs in
+    served.server.start()  # the class served again as it was: over HTTPS (its site settings back), with LTI logins
     assert served.server.public_url == f"https://127.0.0.1:{served.hub_port}/"
-    served.working.clear()
-    assert working(served, "alice").server_running()
+    launched(served, lms, "alice")  # she launches from the LMS again, into her restored account's server
+    after = _roster(served)  # and the LMS grants the restored key a token, as it did the key it was given
+    assert after.returncode == 0 and after.stdout == before.stdout, after.stdout + after.stderr
+    assert lms.refusals == []
 
 
 def test_the_hubs_reset_lesson_keeps_every_earlier_copy_of_the_students(tmp_path):

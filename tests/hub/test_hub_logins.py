@@ -140,14 +140,11 @@ def hubs(platform, artifacts):
                       ("mallory", "Learner"), ("dave", "Learner"), ("erin", "Learner")):
         platform.add(f"{who}@uni.example", who.title(), **{LMS_COURSE: role})  # mallory: in the LMS, not in the class
     platform.status[("erin@uni.example", LMS_COURSE)] = "Inactive"  # erin has left the LMS course
-    platform.tool_login_url = f"{spec.url}/hub/lti13/oauth_login"
-    platform.tool_redirect_uris = {f"{spec.url}/hub/lti13/oauth_callback"}
+    platform.register_tool(spec.url)
     platform.oidc_redirect_uri = f"{spec.url}/hub/oauth_callback"
     spec.logins = {
         "people": {f"{who}@uni.example": account for who, account in name.items()},
-        "lti13": {"issuer": platform.url, "client_id": platform.client_id, "authorize_url": f"{platform.url}/lti/authorize",
-                  "jwks_endpoint": f"{platform.url}/lti/jwks", "token_url": f"{platform.url}/lti/token",
-                  "courses": {LMS_COURSE: "ad101"}},
+        "lti13": {**platform.lti13_settings(), "courses": {LMS_COURSE: "ad101"}},
         "oidc": {"authorize_url": f"{platform.url}/oidc/authorize", "token_url": f"{platform.url}/oidc/token",
                  "userdata_url": f"{platform.url}/oidc/userinfo", "client_id": platform.oidc_client[0],
                  "client_secret": platform.oidc_client[1], "login_service": "Uni Example"},

@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="key: the public key as a JWK (Canvas) or in PEM (Moodle's \"RSA key\")")
     parser.add_argument("--state", default=os.environ.get("KIT_HUB_STATE", "/srv/autograd-kit-hub"),
                         help="the class's folder (default $KIT_HUB_STATE, else /srv/autograd-kit-hub)")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # --state before or after the course, as the guide writes it
     if args.command in ("send", "roster") and (not args.course or (args.command == "send" and not args.assignment)):
         parser.error("say the course (and, to send, the assignment): python -m kithub.lti send ad101 ps1_autograd_basics")
     request = {"command": args.command, "course": args.course, "assignment": args.assignment}
