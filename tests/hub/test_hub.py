@@ -262,6 +262,7 @@ def test_student_logs_in_and_runs_her_own_copy_of_a_lesson(hub, people):
     prompts = notebook.run_all()
     student.shot("alice-2-lesson-ran")
     assert not notebook.errors(), notebook.errors()
+    assert notebook.page.get_by_text("official Jupyter news").count() == 0, "the news prompt covers the lesson"
     assert prompts and all(p.strip("[]:").isdigit() for p in prompts), prompts
     notebook.save()
     # what ran and was saved is her copy, with her outputs; the original is as it was

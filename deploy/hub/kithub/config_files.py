@@ -41,7 +41,14 @@ c.ServerApp.jpserver_extensions = {"jupyter_lsp": False}
 # Kernels talk over sockets in the account's own runtime folder (JUPYTER_RUNTIME_DIR, mode 700), not
 # over ports on 127.0.0.1, where any account could subscribe to a kernel's outputs.
 c.KernelManager.transport = "ipc"
+# No "get notified about official Jupyter news?" box over the lessons and no update check: the class's
+# JupyterLab is the one its environment installed (make lab's learner lab does the same).
+c.LabApp.news_url = None
+c.LabApp.check_for_updates_class = "jupyterlab.NeverCheckForUpdate"
 '''
+
+#: JupyterLab's settings that ask about news and updates, off (its notification extension's defaults)
+NO_NEWS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
 
 STUDENT_SERVER_CONFIG = SERVER_CONFIG + '''\
 # The Assignments panel shows a refusal of the exchange as its one clear line, not nbgrader's traceback.
@@ -107,6 +114,7 @@ def write_jupyter_config(spec: ClassSpec) -> None:
                                                                           extra=extra))
         disabled = {name: True for name in STUDENT_DISABLED_EXTENSIONS} if role == "student" else {}
         (folder / "labconfig" / "page_config.json").write_text(json.dumps({"disabledExtensions": disabled}, indent=1))
+        (folder / "labconfig" / "default_setting_overrides.json").write_text(json.dumps(NO_NEWS, indent=1))
         (folder / "jupyter_server_config.py").write_text(GRADER_SERVER_CONFIG if role == "grader" else STUDENT_SERVER_CONFIG)
     write_kernel_spec(spec)
 
