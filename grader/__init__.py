@@ -51,8 +51,6 @@ top of a file or inside a function) closes a circle (``tests/grader/test_grader_
       summary.py         ``kitgrade summary``: what the class got wrong
       summary_page.py    the summary's terminal table and HTML page, its figures embedded
       check.py           ``kitgrade check``: a student runs their notebook's tests (not checks.py)
-      report.py          old name of ``autograde/report.py``, kept for old imports
-      cluster.py         old name of ``autograde/dask_executor.py``, kept for old imports
     5 cli/               the command line: a module per family of commands, the arguments, exit statuses
       console.py         the ``kitgrade`` console script: the command line, or the extra to install
 

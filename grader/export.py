@@ -37,7 +37,7 @@ from .course import Course
 from .errors import EnvironmentFault, UsageError
 from .faults import describe
 from .manual_grades import awaiting_by_student, points
-from .report import NO_LONGER_SUBMITTED, no_longer_submitted
+from .autograde.report import NO_LONGER_SUBMITTED, no_longer_submitted
 from .roster import RosterStudent, read_roster, record_in_gradebook, save_roster, saved_roster
 from .student_text import for_spreadsheet
 
