@@ -10,23 +10,16 @@ keeps its name.
 The layers, bottom up: a module imports only from its own layer or below, and no import (at the
 top of a file or inside a function) closes a circle (``tests/grader/test_grader_layers.py``):
 
-    0 errors.py          what a user can get wrong (one line, exit 2), and a bug of the kit
-      settings.py        ``c.KitGrade``: every default of the kit's settings, in one place
-      atomic.py          files written whole or not at all
-      versions.py        the kit's and nbgrader's versions (a worker must share them)
-      progress.py        the progress bar
-      student_text.py    student text shown as data: in the terminal, HTML and spreadsheet cells
+    0 foundations/       errors and faults, settings, files written whole, versions, the progress bar, student
+                         text as data, the speed room, stop signals (its map: its ``__init__.py``)
       student_language.py the language a student reads (English, Chinese): test messages, check's lines
       script_tasks.py    a test cell's question whether a script task's variables are defined (or left blank)
       manual_grades.py   written answers waiting for a person
       lms_names.py       the file names of Canvas, Moodle and Blackboard downloads
       download_files.py  an LMS download read as files (never followed, never trusted for names)
       preprocessors.py   the kit's own preprocessors in nbgrader's chains
-      speed.py           the grader's speed tricks, in one room (an import skipped, gradebook engines shared)
-      stop_signals.py    SIGTERM and a closed terminal stop a command as Ctrl-C does
     1 course_config.py   a course's ``nbgrader_config.py``, read as nbgrader reads it, checked
       course.py          the course folder: read once per command, the state commands check
-      faults.py          faults of the machine (a full disk, a locked gradebook), one sentence each
       course_lock.py     one ``autograde`` per course at a time
       roster.py          the class list (Canvas's export, or nbgrader's)
       notebook_chains.py nbgrader's sanitizing and autograding chains as the kit runs them

@@ -11,7 +11,7 @@ from .course import kit_exercise_paths, modules_imported, modules_imported_by_fi
 from .sandbox import spare_zygotes, workers
 from .sandbox.policy import policy_for
 from .sandbox.scratch import DataFilesTooLarge, read_data_files
-from .settings import CELL_TIMEOUT, KitGrade, preload_for
+from .foundations.settings import CELL_TIMEOUT, KitGrade, preload_for
 from .student_language import notebook_language, say
 from .submission import read_notebook_strictly
 

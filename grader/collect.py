@@ -30,8 +30,8 @@ from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
 
 from .course import KIT_DIR, Course, ensure_nbgrader_tools_on_path
 from .hub_exchange.entries import parse_name
-from .errors import EnvironmentFault, UsageError
-from .faults import describe
+from .foundations.errors import EnvironmentFault, UsageError
+from .foundations.faults import describe
 from .download_files import read_download
 from .collect_ledger import CollectLedger
 from .download_plan import CollectOutcome, plan_collect

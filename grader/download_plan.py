@@ -64,7 +64,7 @@ class CollectOutcome:
         return 1 if self.conflicts or self.failed else 0
 
     def summary(self) -> str:
-        from .student_text import for_terminal as shown  # names and file names are the students'
+        from .foundations.student_text import for_terminal as shown  # names and file names are the students'
 
         students = sorted(self.collected)
         lines = [f"{self.assignment}: {len(students)} submission(s) into submitted/: {shown(', '.join(students))}"]

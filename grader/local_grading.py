@@ -11,10 +11,10 @@ from nbgrader import utils as nbgrader_utils
 
 from .autograde.executors import stop_soon
 from .sandbox.policy import SandboxPolicy
-from .stop_signals import stops_deferred
+from .foundations.stop_signals import stops_deferred
 from .sandbox import spare_zygotes, workers
-from .settings import KitGrade
-from .speed import before_forking_workers
+from .foundations.settings import KitGrade
+from .foundations.speed import before_forking_workers
 
 
 class LocalGrader:

@@ -9,8 +9,8 @@ import nbformat
 
 from .notebook_chains import sanitize
 from .course import Course, ensure_nbgrader_tools_on_path
-from .errors import EnvironmentFault, UsageError
-from .faults import describe, logged_errors
+from .foundations.errors import EnvironmentFault, UsageError
+from .foundations.faults import describe, logged_errors
 from .local_grading import LocalGrader, NotebookResult
 from .sandbox.policy import policy_for
 from .released_files import read_released_files

@@ -21,9 +21,9 @@ import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
 from .course import Course
-from .errors import UsageError
+from .foundations.errors import UsageError
 from .notebook_outputs import gate_notebook
-from .atomic import write_whole
+from .foundations.atomic import write_whole
 from .autograde.report import NO_LONGER_SUBMITTED, no_longer_submitted, refresh_report
 from .summary_page import TEXT, terminal_table, to_html
 

@@ -14,7 +14,7 @@ from nbgrader.converters.base import NbGraderException
 from traitlets.config import Config
 
 from ..course import KIT_DIR, Course
-from ..faults import describe, error_text, logged_errors
+from ..foundations.faults import describe, error_text, logged_errors
 from ..notebook_chains import autograde_preprocessors, sanitize_preprocessors
 
 STAGED = f"{KIT_DIR}/staged"

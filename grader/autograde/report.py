@@ -13,11 +13,11 @@ import warnings
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from ..atomic import write_json, write_whole
+from ..foundations.atomic import write_json, write_whole
 from ..course import Course
-from ..faults import describe
+from ..foundations.faults import describe
 from ..manual_grades import awaiting_in, kept_for_review_in, points
-from ..student_text import for_spreadsheet, for_terminal
+from ..foundations.student_text import for_spreadsheet, for_terminal
 from .ledger import Ledger
 from .results import ReportNotWritten, StudentResult
 

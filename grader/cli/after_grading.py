@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from ..course import KIT_DIR, Course
-from ..errors import UsageError
-from ..student_text import for_terminal
+from ..foundations.errors import UsageError
+from ..foundations.student_text import for_terminal
 from .preflight import find_course, will_write
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..course import KIT_DIR
-from ..errors import UsageError
+from ..foundations.errors import UsageError
 from .preflight import find_course, will_write
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import UsageError
-from ..stop_signals import stops_as_keyboard_interrupt
+from ..foundations.errors import UsageError
+from ..foundations.stop_signals import stops_as_keyboard_interrupt
 
 
 def cmd_check(args) -> int:

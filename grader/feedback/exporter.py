@@ -19,7 +19,7 @@ from ..notebook_outputs import gate_notebook
 from ..preprocessors import HideHiddenTests
 from ..sandbox.trusted_tests import is_trusted_test
 from ..student_language import notebook_language
-from ..student_text import clean_html, with_csp
+from ..foundations.student_text import clean_html, with_csp
 from .formulas import latex_output, mathml_renderer
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"

@@ -26,7 +26,7 @@ import pytest
 
 from course_snapshots import copy_course
 from grader.cli import main as kitgrade
-from grader.student_text import CSP_META
+from grader.foundations.student_text import CSP_META
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -540,7 +540,7 @@ def test_reasons_about_a_hidden_test_reach_a_student_as_details_hidden():
 
 def test_formulas_are_mathml_and_what_they_quote_is_text():
     from grader.feedback.formulas import latex_output, tex_to_mathml
-    from grader.student_text import clean_html
+    from grader.foundations.student_text import clean_html
 
     assert clean_html(tex_to_mathml(r"\frac{\partial L}{\partial x}")).startswith(
         '<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline"><mrow><mfrac>')
@@ -553,7 +553,7 @@ def test_formulas_are_mathml_and_what_they_quote_is_text():
 
 def test_markup_nested_thousands_deep_is_shown_as_text_not_parsed():
     """html5lib's time grows with the square of the nesting (``<ul><li>`` 5,000 deep: 24 s to clean)."""
-    from grader.student_text import MAX_MARKUP_DEPTH, clean_html
+    from grader.foundations.student_text import MAX_MARKUP_DEPTH, clean_html
 
     assert clean_html("<ul><li>" * 5000 + "x").startswith("<pre>&lt;ul&gt;&lt;li&gt;")
     assert clean_html("<b>" * 20000).startswith("<pre>&lt;b&gt;")
