@@ -15,16 +15,12 @@ top of a file or inside a function) closes a circle (``tests/grader/test_grader_
       student_language.py the language a student reads (English, Chinese): test messages, check's lines
       script_tasks.py    a test cell's question whether a script task's variables are defined (or left blank)
       manual_grades.py   written answers waiting for a person
-      lms_names.py       the file names of Canvas, Moodle and Blackboard downloads
-      download_files.py  an LMS download read as files (never followed, never trusted for names)
       preprocessors.py   the kit's own preprocessors in nbgrader's chains
     1 course_config.py   a course's ``nbgrader_config.py``, read as nbgrader reads it, checked
       course.py          the course folder: read once per command, the state commands check
       course_lock.py     one ``autograde`` per course at a time
-      roster.py          the class list (Canvas's export, or nbgrader's)
+      lms/               an LMS's downloads read as files, whose each is, the class list (its map: its ``__init__.py``)
       notebook_chains.py nbgrader's sanitizing and autograding chains as the kit runs them
-      collect_ledger.py  what a ``collect --from`` has written so far (a killed one resumes)
-      download_plan.py   which file of a download is whose: the newest attempt, conflicts set aside
     2 sandbox/           one student's notebook run so that nothing in it decides its grade
       checks.py          the test cells' library (``student()``, ``check()``), used in the sandbox
       method_checks.py   how an answer was computed (backward calls, gradients, grad_fn), asked in the student's process

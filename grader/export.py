@@ -38,7 +38,7 @@ from .foundations.errors import EnvironmentFault, UsageError
 from .foundations.faults import describe
 from .manual_grades import awaiting_by_student, points
 from .autograde.report import NO_LONGER_SUBMITTED, no_longer_submitted
-from .roster import RosterStudent, read_roster, record_in_gradebook, save_roster, saved_roster
+from .lms.roster import RosterStudent, read_roster, record_in_gradebook, save_roster, saved_roster
 from .foundations.student_text import for_spreadsheet
 
 CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]

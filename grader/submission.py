@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from .download_files import read_as_file
+from .lms.download_files import read_as_file
 from .notebook_outputs import clear_malformed_saved_outputs
 from .sandbox.protocol import MAX_JSON_DEPTH, as_unicode, nesting_depth
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 
-import grader.download_files as download_files
+import grader.lms.download_files as download_files
 import grader.hub_exchange.entries as entries
 
 
