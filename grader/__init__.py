@@ -14,19 +14,15 @@ top of a file or inside a function) closes a circle (``tests/grader/test_grader_
                          text as data, the speed room, stop signals (its map: its ``__init__.py``)
       student_language.py the language a student reads (English, Chinese): test messages, check's lines
       script_tasks.py    a test cell's question whether a script task's variables are defined (or left blank)
-      manual_grades.py   written answers waiting for a person
-      preprocessors.py   the kit's own preprocessors in nbgrader's chains
     1 course_config.py   a course's ``nbgrader_config.py``, read as nbgrader reads it, checked
       course.py          the course folder: read once per command, the state commands check
       course_lock.py     one ``autograde`` per course at a time
       lms/               an LMS's downloads read as files, whose each is, the class list (its map: its ``__init__.py``)
-      notebook_chains.py nbgrader's sanitizing and autograding chains as the kit runs them
     2 sandbox/           one student's notebook run so that nothing in it decides its grade
       checks.py          the test cells' library (``student()``, ``check()``), used in the sandbox
       method_checks.py   how an answer was computed (backward calls, gradients, grad_fn), asked in the student's process
-      submission.py      one submitted folder read and staged (never followed, never changed)
-      notebook_outputs.py what a notebook's outputs may hold, checked before nbgrader or a page sees them
-      released_files.py  the files a student receives beside the notebooks (nbgrader's release picks them)
+      notebook/          one notebook's grading around the sandbox: the submission read, nbgrader's chains and
+                         the kit's preprocessors, what outputs may hold, the released files, written answers
     3 autograde/         one grading run, a module per step (its map is in ``autograde/__init__.py``)
       local_grading.py   one notebook graded on the spot (``check`` and the release proof)
       kit_exercises.py   the kit's own exercise behind a learner's copy: its hidden tests, for ``check``

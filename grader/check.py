@@ -13,7 +13,7 @@ from .sandbox.policy import policy_for
 from .sandbox.scratch import DataFilesTooLarge, read_data_files
 from .foundations.settings import CELL_TIMEOUT, KitGrade, preload_for
 from .student_language import notebook_language, say
-from .submission import read_notebook_strictly
+from .notebook.submission import read_notebook_strictly
 
 
 def check_notebook(path: Path, timeout: float = CELL_TIMEOUT, out=print) -> int:
@@ -44,7 +44,7 @@ def check_notebook(path: Path, timeout: float = CELL_TIMEOUT, out=print) -> int:
     # (0.7 s; that is why it is imported only here)
     spare_zygotes.load(1, workers.zygote_modules(preload, policy.forbidden_imports))
     from .local_grading import LocalGrader
-    from .manual_grades import written_answers
+    from .notebook.manual_grades import written_answers
     from .sandbox.trusted_tests import is_trusted_test
 
     source_version = _holds_solutions(nb)

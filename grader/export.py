@@ -17,7 +17,7 @@ An exercise given in two languages is two assignments (the Chinese one named ``<
 the kit names its own): a student who submitted one of the two has an empty cell for the other in
 both files, not a 0 for the language they did not take (``other_language``).
 
-A score whose written answers still wait for a manual grade (``grader.manual_grades``) is not
+A score whose written answers still wait for a manual grade (``grader.notebook.manual_grades``) is not
 final: nbgrader counts those answers as 0. ``export`` then writes nothing and lists the students
 (``AwaitingManualGrades``), unless told to export anyway (``allow_manual_pending``), when it writes
 both files and lists them as a warning. Both files are written whole or not at all.
@@ -36,7 +36,7 @@ from nbgrader.plugins.export import CsvExportPlugin, ExportPlugin
 from .course import Course
 from .foundations.errors import EnvironmentFault, UsageError
 from .foundations.faults import describe
-from .manual_grades import awaiting_by_student, points
+from .notebook.manual_grades import awaiting_by_student, points
 from .autograde.report import NO_LONGER_SUBMITTED, no_longer_submitted
 from .lms.roster import RosterStudent, read_roster, record_in_gradebook, save_roster, saved_roster
 from .foundations.student_text import for_spreadsheet

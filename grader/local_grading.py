@@ -109,8 +109,8 @@ class NotebookResult:
 
 
 def _execute_and_score(nb, policy: SandboxPolicy, data_files: dict[str, bytes]):
-    from .notebook_chains import keep_warnings_harmless
-    from .notebook_outputs import gate_notebook
+    from .notebook.notebook_chains import keep_warnings_harmless
+    from .notebook.notebook_outputs import gate_notebook
 
     nb, report = workers.grade_in_sandbox(nb, policy, data_files)
     result = NotebookResult(findings=report.findings + gate_notebook(nb) + keep_warnings_harmless(nb),

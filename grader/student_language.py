@@ -38,7 +38,7 @@ MESSAGES = {
     # grader/sandbox/trusted_tests.py: the only output of a hidden part that failed
     "hidden_count": {"en": "{passed} of {total} hidden checks passed", "zh": "{total} 项隐藏检查中通过了 {passed} 项"},
     "hidden_rest": {"en": "; the others could not run", "zh": "；其余的未能运行"},
-    # grader/preprocessors.py: a hidden-test cell's error in feedback, its message left out
+    # grader/notebook/preprocessors.py: a hidden-test cell's error in feedback, its message left out
     "details_hidden": {"en": "{ename} (details hidden: this cell holds hidden tests)",
                        "zh": "{ename}（详情已隐藏：这个单元含有隐藏测试）"},
     # grader/check.py: kitgrade check's lines

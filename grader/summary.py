@@ -22,7 +22,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from .course import Course
 from .foundations.errors import UsageError
-from .notebook_outputs import gate_notebook
+from .notebook.notebook_outputs import gate_notebook
 from .foundations.atomic import write_whole
 from .autograde.report import NO_LONGER_SUBMITTED, no_longer_submitted, refresh_report
 from .summary_page import TEXT, terminal_table, to_html

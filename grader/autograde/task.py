@@ -15,8 +15,8 @@ from pathlib import Path
 import nbformat
 
 from ..foundations.faults import describe, error_text
-from ..notebook_chains import instructor_sources, keep_warnings_harmless, sanitize
-from ..notebook_outputs import gate_notebook
+from ..notebook.notebook_chains import instructor_sources, keep_warnings_harmless, sanitize
+from ..notebook.notebook_outputs import gate_notebook
 from ..sandbox import workers as grading_workers
 from ..sandbox.policy import SandboxPolicy
 from ..foundations.speed import shared_gradebook_engines

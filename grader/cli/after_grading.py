@@ -83,7 +83,7 @@ def awaiting_manual(course: Course, assignment: str) -> list[str]:
     """The students with written answers of ``assignment`` still waiting for a manual grade."""
     from nbgrader.api import Gradebook
 
-    from ..manual_grades import awaiting_by_student
+    from ..notebook.manual_grades import awaiting_by_student
 
     with Gradebook(course.db_url, course.course_id) as gradebook:
         return list(awaiting_by_student(gradebook, assignment))

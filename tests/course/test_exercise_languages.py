@@ -151,7 +151,7 @@ def test_kitgrade_init_and_the_class_file_offer_every_set_in_both_languages():
 
 
 def test_feedback_keeps_a_chinese_hidden_count_and_nothing_else_of_a_hidden_cell():
-    from grader.preprocessors import HIDDEN_COUNT
+    from grader.notebook.preprocessors import HIDDEN_COUNT
 
     assert HIDDEN_COUNT.match("5 项隐藏检查中通过了 3 项") and HIDDEN_COUNT.match("5 项隐藏检查中通过了 3 项；其余的未能运行")
     assert HIDDEN_COUNT.match("3 of 5 hidden checks passed")
@@ -217,7 +217,7 @@ def test_kitgrade_check_grades_a_chinese_notebook_in_chinese(tmp_path):
 
 
 def test_feedback_hides_a_hidden_cells_message_in_the_notebooks_language():
-    from grader.preprocessors import HideHiddenTests
+    from grader.notebook.preprocessors import HideHiddenTests
 
     def graded(language, evalue):
         cell = nbformat.v4.new_code_cell("check(True, 'a', 1, 1, 1)\n### BEGIN HIDDEN TESTS\ncheck(x == 3, ...)\n"
