@@ -24,22 +24,16 @@ top of a file or inside a function) closes a circle (``tests/grader/test_grader_
       notebook/          one notebook's grading around the sandbox: the submission read, nbgrader's chains and
                          the kit's preprocessors, what outputs may hold, the released files, written answers
     3 autograde/         one grading run, a module per step (its map is in ``autograde/__init__.py``)
-      local_grading.py   one notebook graded on the spot (``check`` and the release proof)
-      kit_exercises.py   the kit's own exercise behind a learner's copy: its hidden tests, for ``check``
       temporary.py       one temporary folder per command, removed even after a kill
-    4 course_init.py     ``kitgrade init``
-      release.py         ``kitgrade release``: generated, proven, into the exchange
-      collect.py         ``kitgrade collect``: from the exchange or LMS downloads
+    4 commands/          ``init``, ``release`` (and its proof), ``collect``, ``export``, ``summary``, ``check``
+                         (its map: its ``__init__.py``)
       hub_exchange/      nbgrader's exchange as the kit's JupyterHub uses it (its map: its ``__init__.py``)
       feedback/          ``kitgrade feedback``: nbgrader's pages, the kit's where one cannot be made (its map: its ``__init__.py``)
-      export.py          ``kitgrade export``: nbgrader's CSV and the LMS's
-      summary.py         ``kitgrade summary``: what the class got wrong
-      summary_page.py    the summary's terminal table and HTML page, its figures embedded
-      check.py           ``kitgrade check``: a student runs their notebook's tests (not checks.py)
     5 cli/               the command line: a module per family of commands, the arguments, exit statuses
       console.py         the ``kitgrade`` console script: the command line, or the extra to install
 
-Alike names: ``check.py`` is the student's command, ``checks.py`` the library their notebook's
-test cells call; ``course.py`` is a course as a command reads it, ``course_config.py`` how its
-``nbgrader_config.py`` is read and checked, ``course_init.py`` the command that makes one.
+Alike names: ``commands/check.py`` is the student's command, ``checks.py`` the library their
+notebook's test cells call; ``course.py`` is a course as a command reads it, ``course_config.py``
+how its ``nbgrader_config.py`` is read and checked, ``commands/course_init.py`` the command that
+makes one.
 """

@@ -14,7 +14,7 @@ from .preflight import find_course, will_write
 
 
 def cmd_summary(args) -> int:
-    from ..summary import summarize
+    from ..commands.summary import summarize
 
     course = find_course(args)
     course.require_assignment(args.assignment)
@@ -27,7 +27,7 @@ def cmd_summary(args) -> int:
 
 def cmd_feedback(args) -> int:
     from ..feedback import generate_feedback
-    from ..release import exchange_root
+    from ..commands.release import exchange_root
 
     course = find_course(args)
     course.require_assignment(args.assignment)
@@ -90,7 +90,7 @@ def awaiting_manual(course: Course, assignment: str) -> list[str]:
 
 
 def cmd_export(args) -> int:
-    from ..export import AwaitingManualGrades, export_grades
+    from ..commands.export import AwaitingManualGrades, export_grades
 
     course = find_course(args)
     written = [] if args.dry_run else [p if p.is_absolute() else course.root / p

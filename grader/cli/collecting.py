@@ -10,7 +10,7 @@ from .preflight import find_course, will_write
 
 
 def cmd_collect(args) -> int:
-    from ..collect import collect_from_downloads, collect_from_exchange
+    from ..commands.collect import collect_from_downloads, collect_from_exchange
 
     course = find_course(args)
     course.require_assignment(args.assignment, released=True)

@@ -6,6 +6,6 @@
     collect_ledger.py  what a ``collect --from`` has written so far (a killed one resumes)
     roster.py          the class list (Canvas's export, or nbgrader's)
 
-``kitgrade collect --from`` (``grader/collect.py``) and ``kitgrade export`` (``grader/export.py``)
+``kitgrade collect --from`` (``grader/commands/collect.py``) and ``kitgrade export`` (``grader/commands/export.py``)
 use them; a submitted file is read as ``download_files`` reads one.
 """

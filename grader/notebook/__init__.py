@@ -9,5 +9,5 @@
     manual_grades.py     written answers waiting for a person
 
 The notebook runs in ``grader/sandbox/``; a grading run (``grader/autograde/``), the release proof
-and ``kitgrade check`` (``grader/local_grading.py``) call these.
+and ``kitgrade check`` (``grader/commands/local_grading.py``) call these.
 """

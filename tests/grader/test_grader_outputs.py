@@ -96,7 +96,7 @@ def make_shapes_course(root: Path) -> Path:
     """``kitgrade init`` of the one-notebook assignment above, its data files (one released, two
     left out by the course's ``ignore`` and ``include``), generated into release/."""
     from grader.course import Course
-    from grader.release import generate_release
+    from grader.commands.release import generate_release
 
     exercises = root / "exercises"
     (exercises / ASSIGNMENT).mkdir(parents=True)
@@ -331,7 +331,7 @@ def test_the_files_a_notebook_gets_are_those_nbgrader_releases(graded, tmp_path)
     """Compared with a real ``nbgrader release_assignment``: the same files, no notebook, and a
     folder the course leaves out with all it holds."""
     from grader.course import Course
-    from grader.release import generate_release, release_to_exchange
+    from grader.commands.release import generate_release, release_to_exchange
     from grader.notebook.released_files import released_paths
 
     course = copy_course(graded[0], tmp_path / "course")
@@ -445,7 +445,7 @@ recorder.add({"output_type": "display_data", "data": {"text/markdown": 5}, "meta
 def test_an_output_the_sandbox_receives_is_held_to_the_gates_rule_and_said(tmp_path):
     """The supervisor and the gate apply one rule (``output_problem``): a stream nbformat has no
     name for is replaced and named in the findings, as a number under ``text/markdown`` is."""
-    from grader.check import check_notebook
+    from grader.commands.check import check_notebook
 
     path = tmp_path / NOTEBOOK
     nbformat.write(_submission(_source_notebook(), RIGHT, FORGED_SHAPES, None), path)

@@ -88,7 +88,7 @@ def test_an_assignment_preloads_what_students_are_given_imports_never_a_solution
 
     from grader.cli import main as kitgrade
     from grader.course import Course
-    from grader.release import generate_release
+    from grader.commands.release import generate_release
     from grader.foundations.settings import KitGrade, preload_for
 
     exercises = tmp_path / "exercises"
@@ -118,7 +118,7 @@ def test_what_a_check_preloads_is_what_the_notebook_and_the_files_beside_it_impo
 
     import nbformat
 
-    from grader.check import _preload
+    from grader.commands.check import _preload
     from grader.foundations.settings import KitGrade
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import numpy as np"),

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from course_files import IGNORED
 
-from .course import CONFIG_FILE, KIT_DIR, Course, ensure_nbgrader_tools_on_path
-from .foundations.errors import UsageError
-from .foundations.settings import CELL_TIMEOUT
+from ..course import CONFIG_FILE, KIT_DIR, Course, ensure_nbgrader_tools_on_path
+from ..foundations.errors import UsageError
+from ..foundations.settings import CELL_TIMEOUT
 
 DEFAULT_COURSE_ID = "autograd-kit"
 #: Digests of the exercise files as ``init`` copied them (relative to the course), to tell them from edits.
