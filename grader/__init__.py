@@ -14,6 +14,7 @@ top of a file or inside a function) closes a circle (``tests/grader/test_grader_
                          text as data, the speed room, stop signals (its map: its ``__init__.py``)
       student_language.py the language a student reads (English, Chinese): test messages, check's lines
       script_tasks.py    a test cell's question whether a script task's variables are defined (or left blank)
+      plain_values.py    the only data that crosses back from the student's process: plain values, strictly decoded
     1 course_config.py   a course's ``nbgrader_config.py``, read as nbgrader reads it, checked
       course.py          the course folder: read once per command, the state commands check
       course_lock.py     one ``autograde`` per course at a time
