@@ -24,12 +24,12 @@ import sys
 
 import numpy as np
 
-from .method_checks import GradientLog, backward_calls, record_gradients, with_grad_fn
+from .method_checks import GradientLog, backward_calls, hook_calls, record_gradients, with_grad_fn
 from .plain_values import Opaque, StudentException, plain
 from .student_language import raised, say
 
 __all__ = ["student", "student_batch", "check", "check_close", "describe", "Opaque", "StudentException",
-           "StudentCodeError", "NoAnswer", "checks_in", "backward_calls", "record_gradients", "with_grad_fn", "GradientLog",
+           "StudentCodeError", "NoAnswer", "checks_in", "backward_calls", "hook_calls", "record_gradients", "with_grad_fn", "GradientLog",
            "gradients_by_node", "first_wrong_node"]
 
 

@@ -1,6 +1,7 @@
 """How an answer was computed, asked in the student's process: the checks of a task that asks for a way.
 
-``backward_calls`` lists the backward calls a piece of code made, ``record_gradients`` keeps the gradients the
+``backward_calls`` lists the backward calls a piece of code made, ``hook_calls`` the tensor hooks it registered
+and how often backward ran each, ``record_gradients`` keeps the gradients the
 notebook's backward passes computed (and the clones made of them), ``with_grad_fn`` names the operation that
 produced a tensor. Test cells import them from ``grader.checks``. They run beside the student's code, which
 could change anything here: they catch honest mistakes, never forgery; points rest on the values the trusted
@@ -146,6 +147,36 @@ def backward_calls(torch, call):
     finally:
         log.listeners.remove(note)
     return value, calls
+
+
+def hook_calls(torch, call):
+    """``(call()'s value, the tensor hooks it registered)``, recorded in the student's process.
+
+    A method check for a task that asks for a hook: each ``Tensor.register_hook`` made during ``call`` is
+    ``(whether the tensor is a leaf, its shape, how many times backward called the hook)``, in the order
+    registered. Like ``backward_calls``, it catches honest mistakes only.
+    """
+    hooks, own = [], "register_hook" in vars(torch.Tensor)
+    register = torch.Tensor.register_hook
+
+    def spy(tensor, hook):
+        seen = [bool(tensor.is_leaf), tuple(tensor.shape), 0]
+        hooks.append(seen)
+
+        def counted(grad):
+            seen[2] += 1
+            return hook(grad)
+        return register(tensor, counted)
+
+    torch.Tensor.register_hook = spy
+    try:
+        value = call()
+    finally:
+        if own:
+            torch.Tensor.register_hook = register
+        else:
+            del torch.Tensor.register_hook
+    return value, [tuple(seen) for seen in hooks]
 
 
 def with_grad_fn(value):

@@ -9,6 +9,8 @@ A lesson file is a sequence of blocks, each starting with a marker line::
     %%% en          prose in English (a markdown cell) ...
     %%% zh          ... immediately followed by the same prose in Chinese
     %%% code        a code cell, the same in both notebooks ...
+    %%% code pytorch-only   ... or one for PyTorch only, tagged ``pytorch-only``: it starts with
+                    ``if torch.__name__ == "torch":``, so on the kit's engine it does nothing
 
 ... except for the words a student reads in it: inside a code cell,
 ``«English|中文»`` becomes ``English`` in the English notebook and ``中文`` in the
@@ -39,6 +41,10 @@ ENGINE_LINE = 'import autograd_core as torch  # the kit\'s engine; change this l
 # «English|中文» inside a code cell: the words in each language (no « » | inside them)
 TRANSLATED = re.compile(r"«([^«»|]*)\|([^«»|]*)»")
 
+# A code cell that only PyTorch runs (what the kit's engine does not have), and the line that skips it elsewhere
+PYTORCH_ONLY = "pytorch-only"
+PYTORCH_ONLY_GUARD = 'if torch.__name__ == "torch":'
+
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 
@@ -48,7 +54,7 @@ def parse_lesson(text: str, name: str = "<lesson>") -> list[dict]:
     for lineno, line in enumerate(text.splitlines(), 1):
         if line.startswith(MARKER):
             kind = line[len(MARKER):].strip()
-            if kind not in ("en", "zh", "code"):
+            if kind not in ("en", "zh", "code", "code pytorch-only"):
                 raise ValueError(f"{name}:{lineno}: unknown block {kind!r}")
             blocks.append((kind, []))
         elif blocks:
@@ -61,8 +67,11 @@ def parse_lesson(text: str, name: str = "<lesson>") -> list[dict]:
     while i < len(blocks):
         kind, lines = blocks[i]
         body = "\n".join(lines).strip("\n")
-        if kind == "code":
-            cells.append({"type": "code", "source": body})
+        if kind.startswith("code"):
+            code = [line for line in body.splitlines() if line.strip() and not line.startswith("#")]
+            if kind == "code pytorch-only" and code[:1] != [PYTORCH_ONLY_GUARD]:
+                raise ValueError(f"{name}: a PyTorch-only cell's code starts with {PYTORCH_ONLY_GUARD!r}")
+            cells.append({"type": "code", "source": body, "tags": [PYTORCH_ONLY] if kind != "code" else []})
             i += 1
         elif kind == "en":
             if i + 1 >= len(blocks) or blocks[i + 1][0] != "zh":
@@ -94,7 +103,10 @@ def build_notebook(cells: list[dict], language: str, stem: str) -> nbformat.Note
     for n, cell in enumerate(cells):
         cell_id = f"{stem[:2]}-{n:02d}"  # stable ids: rebuilding never changes a file needlessly
         if cell["type"] == "code":
-            nb.cells.append(nbformat.v4.new_code_cell(localize(cell["source"], language), id=cell_id))
+            code = nbformat.v4.new_code_cell(localize(cell["source"], language), id=cell_id)
+            if cell["tags"]:
+                code.metadata["tags"] = list(cell["tags"])
+            nb.cells.append(code)
         else:
             nb.cells.append(nbformat.v4.new_markdown_cell(cell[language], id=cell_id))
     return nb

@@ -17,8 +17,10 @@ import numpy as np
 
 from .. import grad_mode
 from ..function import Op
-from ..tensor import Tensor
+from ..tensor import Tensor, _type_name
+from .lazy import LazyModuleMixin
 from .module import Module
+from .parameter import UninitializedBuffer, UninitializedParameter
 
 
 class NativeBatchNormBackward0(Op):
@@ -71,9 +73,27 @@ def _channel_shape(ndim):
     return (1, -1) + (1,) * (ndim - 2)
 
 
+def _check_dtypes(input, *parameters):
+    """PyTorch's CPU rule: the parameters (weight, bias, running mean, running variance) share the input's
+    dtype, or, for a half-precision input only, are all float32."""
+    given = [p for p in parameters if p is not None]
+    if not given:
+        return
+    if given[0].dtype != input.dtype:  # mixed: allowed only as float16 input with float32 parameters
+        if any(p.dtype != np.float32 for p in given):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if input.dtype != np.float16:
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        return
+    for p in given:
+        if p.dtype != input.dtype:
+            raise RuntimeError(f"expected scalar type {_type_name(input.dtype)} but found {_type_name(p.dtype)}")
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalize each channel (dimension 1) of ``input``: by the batch's statistics when ``training``
     (and then update ``running_mean``/``running_var`` in place), else by the running ones."""
+    _check_dtypes(input._data, *(None if t is None else t._data for t in (weight, bias, running_mean, running_var)))
     x = input._data
     dims = _reduced_dims(x.ndim)
     if training:
@@ -103,15 +123,15 @@ class _BatchNorm(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  device=None, dtype=None, *, bias=True):
         super().__init__()
-        from ..creation import ones, tensor, zeros
+        from ..creation import empty, ones, tensor, zeros
         from .parameter import Parameter
 
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
-            self.weight = Parameter(ones(num_features, dtype=dtype))
+            self.weight = Parameter(empty(num_features, dtype=dtype))
             if bias:
-                self.bias = Parameter(zeros(num_features, dtype=dtype))
+                self.bias = Parameter(empty(num_features, dtype=dtype))
             else:
                 self.register_parameter("bias", None)
         else:
@@ -121,11 +141,11 @@ class _BatchNorm(Module):
             self.register_buffer("running_mean", zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", ones(num_features, dtype=dtype))
             self.register_buffer("num_batches_tracked", tensor(0))
-            self.reset_running_stats()
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
 
     def reset_running_stats(self):
         """Running mean 0, variance 1, no batch counted (in place: each buffer at version 1, as in PyTorch)."""
@@ -133,6 +153,16 @@ class _BatchNorm(Module):
             self.running_mean.zero_()
             self.running_var.fill_(1)
             self.num_batches_tracked.zero_()
+
+    def reset_parameters(self):
+        """Running statistics reset; scale 1 and shift 0 (in place, as in PyTorch: each at version 1)."""
+        from . import init
+
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input_dim(self, input):
         if input.dim() not in self._dims:
@@ -165,3 +195,50 @@ class BatchNorm2d(_BatchNorm):
     """``nn.BatchNorm2d(C)``: images (N, C, H, W), normalized per channel C."""
 
     _dims = (4,)
+
+
+class _LazyBatchNorm(LazyModuleMixin, _BatchNorm):
+    """A batch norm whose ``num_features`` is read from its first input (``input.shape[1]``): until then its
+    weight and bias are ``UninitializedParameter``s and its running statistics ``UninitializedBuffer``s."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
+                 bias=True):
+        from ..creation import tensor
+
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)  # nothing made yet
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = tensor(0)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            with grad_mode.no_grad():
+                self.num_features = input.shape[1]
+                for t in (self.weight, self.bias, self.running_mean, self.running_var):
+                    if t is not None:
+                        t.materialize((self.num_features,))
+                self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyBatchNorm):
+    """``BatchNorm1d`` with ``num_features`` read from its first input; becomes a ``BatchNorm1d`` there."""
+
+    _dims = BatchNorm1d._dims
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyBatchNorm):
+    """``BatchNorm2d`` with ``num_features`` read from its first input; becomes a ``BatchNorm2d`` there."""
+
+    _dims = BatchNorm2d._dims
+    cls_to_become = BatchNorm2d

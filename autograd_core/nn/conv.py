@@ -465,43 +465,6 @@ class Conv1d(_ConvNd):
     _convolution = staticmethod(conv1d)
 
 
-class LazyConv2d(LazyModuleMixin, Conv2d):
-    """``Conv2d`` whose ``in_channels`` is read from its first input (d2l's LeNet is built of these).
-
-    Prints as ``LazyConv2d(0, 6, kernel_size=(5, 5), ...)`` until then; its first call gives the
-    weight (out_channels, in_channels/groups, kh, kw) and the bias their shapes, initializes them
-    as ``Conv2d`` does, and the module becomes a ``Conv2d``.
-    """
-
-    cls_to_become = Conv2d
-
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
-        self.out_channels = out_channels
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.in_channels != 0:
-            super().reset_parameters()
-
-    def initialize_parameters(self, input, *args, **kwargs):
-        if self.has_uninitialized_params():
-            if input.ndim not in (3, 4):
-                raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to {type(self).__name__}, but got "
-                                   f"input of size: {input.shape}")
-            with grad_mode.no_grad():
-                self.in_channels = input.shape[1] if input.ndim == 4 else input.shape[0]
-                if self.in_channels % self.groups != 0:
-                    raise ValueError("in_channels must be divisible by groups")
-                self.weight.materialize((self.out_channels, self.in_channels // self.groups, *self.kernel_size))
-                if self.bias is not None:
-                    self.bias.materialize((self.out_channels,))
-                self.reset_parameters()
-
-
 class ConvTranspose2d(_ConvNd):
     """A 2-d transposed convolution layer (an upsampling one): ``nn.ConvTranspose2d(16, 8, 4, stride=2,
     padding=1)`` doubles the height and width. Its weight is (in_channels, out_channels/groups, kh, kw),
@@ -529,3 +492,67 @@ class ConvTranspose2d(_ConvNd):
                              + self.dilation[i] * (self.kernel_size[i] - 1) + 1) for i in range(2))
         return conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
                                 self.dilation)
+
+
+class _LazyConv(LazyModuleMixin):
+    """A convolution whose ``in_channels`` is read from its first input (d2l's LeNet is built of these).
+
+    Prints as ``LazyConv2d(0, 6, kernel_size=(5, 5), ...)`` until then; its first call gives the
+    weight (out_channels, in_channels/groups, *kernel_size), or a transposed one's (in_channels,
+    out_channels/groups, *kernel_size), and the bias their shapes, initializes them as the ordinary
+    layer does, and the module becomes that layer (``cls_to_become``).
+    """
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):  # (a transposed one's arguments are its own)
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+        self._lazy(out_channels, bias, device, dtype)
+
+    def _lazy(self, out_channels, bias, device, dtype):
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if self.has_uninitialized_params():
+            unbatched = len(self.kernel_size) + 1
+            if input.ndim not in (unbatched, unbatched + 1):
+                raise RuntimeError(f"Expected {unbatched}D (unbatched) or {unbatched + 1}D (batched) input to "
+                                   f"{type(self).__name__}, but got input of size: {input.shape}")
+            with grad_mode.no_grad():
+                self.in_channels = input.shape[1] if input.ndim == unbatched + 1 else input.shape[0]
+                if self.in_channels % self.groups != 0:
+                    raise ValueError("in_channels must be divisible by groups")
+                self.weight.materialize(self._weight_shape(self.in_channels, self.out_channels, self.groups))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_channels,))
+                self.reset_parameters()
+
+
+class LazyConv1d(_LazyConv, Conv1d):
+    """``Conv1d`` whose ``in_channels`` is read from its first input; becomes a ``Conv1d`` there."""
+
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConv, Conv2d):
+    """``Conv2d`` whose ``in_channels`` is read from its first input; becomes a ``Conv2d`` there."""
+
+    cls_to_become = Conv2d
+
+
+class LazyConvTranspose2d(_LazyConv, ConvTranspose2d):
+    """``ConvTranspose2d`` whose ``in_channels`` is read from its first input; becomes a ``ConvTranspose2d`` there."""
+
+    cls_to_become = ConvTranspose2d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        ConvTranspose2d.__init__(self, 0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
+                                 padding_mode)  # (past _LazyConv's, whose arguments are a plain convolution's)
+        self._lazy(out_channels, bias, device, dtype)

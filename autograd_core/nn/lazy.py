@@ -1,14 +1,18 @@
-"""Lazy modules: layers that read their input size from their first input (``nn.LazyLinear``).
+"""Lazy modules: layers that read their input size from their first input (``nn.LazyLinear``,
+``nn.LazyConv2d``, ``nn.LazyBatchNorm1d``, ...).
 
 d2l builds its models as ``nn.LazyLinear(1)``: the number of input features is left open until
 data flows. Until then the layer's parameters are ``UninitializedParameter``s (no shape, no
-numbers). The first call materializes them from the input's shape, initializes them as the
-ordinary layer would (``reset_parameters``), and turns the module into that ordinary layer
-(``LazyLinear`` becomes ``Linear``: its class changes, as in PyTorch, so it prints as one).
+numbers; a batch norm's running statistics are ``UninitializedBuffer``s). The first call
+materializes them from the input's shape, initializes them as the ordinary layer would
+(``reset_parameters``), and turns the module into that ordinary layer (``LazyLinear`` becomes
+``Linear``: its class changes, as in PyTorch, so it prints as one). Until then ``state_dict()``
+holds the uninitialized tensors themselves, as PyTorch's does (saving it, or loading it into an
+ordinary layer, stops on their missing shape).
 """
 from __future__ import annotations
 
-from .parameter import UninitializedParameter
+from .parameter import is_lazy
 
 
 class LazyModuleMixin:
@@ -17,7 +21,7 @@ class LazyModuleMixin:
     cls_to_become = None  # what the module is once its parameters have their shapes
 
     def has_uninitialized_params(self):
-        return any(isinstance(t, UninitializedParameter) for t in (*self._parameters.values(), *self._buffers.values()))
+        return any(is_lazy(t) for t in (*self._parameters.values(), *self._buffers.values()))
 
     def initialize_parameters(self, *args, **kwargs):
         raise NotImplementedError(f"initialize_parameters is not implemented for {self.__class__.__name__}")
@@ -39,6 +43,5 @@ class LazyModuleMixin:
         shape of the one it is given (PyTorch's hook of the same name)."""
         for name, t in (*self._parameters.items(), *self._buffers.items()):
             given = state_dict.get(prefix + name)
-            if isinstance(t, UninitializedParameter) and given is not None and \
-                    not isinstance(given, UninitializedParameter):
+            if is_lazy(t) and given is not None and not is_lazy(given):
                 t.materialize(given.shape)

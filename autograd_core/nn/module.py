@@ -20,7 +20,7 @@ import collections
 from .. import grad_mode
 from ..hooks import add_hook
 from ..tensor import Tensor
-from .parameter import Parameter
+from .parameter import Parameter, is_lazy
 
 
 class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -257,8 +257,8 @@ class Module:
             dotted = f"{module_prefix}." if module_prefix else ""
             for store in (module._parameters, module._buffers):
                 for name, t in store.items():
-                    if t is not None:
-                        state[dotted + name] = t if keep_vars else t.detach()
+                    if t is not None:  # (a lazy layer's uninitialized ones as they are: no numbers to detach)
+                        state[dotted + name] = t if keep_vars or is_lazy(t) else t.detach()
         return state
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
@@ -273,6 +273,8 @@ class Module:
         for name, target in own.items():
             if name in state_dict:
                 source = state_dict[name]
+                if is_lazy(target):  # still without a shape: it was given one without a shape too (nothing to copy)
+                    continue
                 if tuple(source.shape) != tuple(target.shape):
                     errors.append(
                         f"size mismatch for {name}: copying a param with shape {source.shape} from checkpoint, "

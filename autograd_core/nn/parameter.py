@@ -39,43 +39,34 @@ class Parameter(Tensor):
 _speed.takes_shortcuts(Parameter)  # a Parameter is computed with exactly as a Tensor is
 
 
-# PyTorch's words when an uninitialized parameter is used (it names the function; the engine
+# PyTorch's words when an uninitialized parameter or buffer is used (it names the function; the engine
 # cannot tell which operation is reading the numbers, so it says "an operation").
 _USED_UNINITIALIZED = (
     "Attempted to use an uninitialized parameter in {}. This error happens when you are using a `LazyModule` or "
-    "explicitly manipulating `torch.nn.parameter.UninitializedParameter` objects. When using LazyModules Call "
+    "explicitly manipulating `torch.nn.parameter.{}` objects. When using LazyModules Call "
     "`forward` with a dummy batch to initialize the parameters before calling torch functions"
 )
-_NUMBERS = Tensor._data  # the slot that holds a tensor's numbers (UninitializedParameter hides it)
+_NUMBERS = Tensor._data  # the slot that holds a tensor's numbers (an uninitialized tensor hides it)
 
 
-class UninitializedParameter(Parameter):
-    """A parameter whose shape is not known yet: what ``nn.LazyLinear`` holds until its first input.
+class _Uninitialized:
+    """What ``UninitializedParameter`` and ``UninitializedBuffer`` share (PyTorch's
+    ``UninitializedTensorMixin``): a tensor whose shape is not known yet.
 
     It has no numbers yet, so reading them is refused: its shape (``RuntimeError``) and every
     operation on it (``ValueError``), as in PyTorch (but an operation that checks shapes before it
     reads numbers, as ``F.linear`` does, raises the shape's error). ``.data`` is the empty tensor
-    behind it.
-    ``materialize(shape)`` gives it numbers (unset, as ``torch.empty``'s) and turns it into an
-    ordinary parameter: the same object, so an optimizer that was handed it updates it afterwards.
+    behind it (``model.double()`` converts that). ``materialize(shape)`` gives it numbers (unset, as
+    ``torch.empty``'s) and turns it into what it stands for (``cls_to_become``): the same object, so an
+    optimizer that was handed it updates it afterwards.
     """
 
     __slots__ = ()
-    _shown_as = "torch.nn.parameter.UninitializedParameter"
-
-    def __new__(cls, requires_grad=True, device=None, dtype=None):
-        from ..creation import empty
-
-        p = Tensor._make(empty(0, dtype=dtype, device=device)._data, requires_grad)
-        p.__class__ = cls
-        return p
-
-    def __init__(self, requires_grad=True, device=None, dtype=None):
-        pass  # (made in __new__: Tensor's own __init__ is the legacy constructor torch.Tensor(data))
+    cls_to_become = None
 
     @property
     def _data(self):  # every operation reads a tensor's numbers through here: there are none yet
-        raise ValueError(_USED_UNINITIALIZED.format("an operation"))
+        raise ValueError(_USED_UNINITIALIZED.format("an operation", type(self).__name__))
 
     @property
     def data(self):
@@ -112,14 +103,70 @@ class UninitializedParameter(Parameter):
         self._requires_grad = bool(value)
 
     def materialize(self, shape, device=None, dtype=None):
-        """Give the parameter numbers of ``shape`` (unset: fill them next) and make it an ordinary one."""
+        """Give the tensor numbers of ``shape`` (unset: fill them next) and make it an ordinary one."""
         from ..creation import empty
 
         numbers = empty(shape, dtype=dtype or self.dtype, device=device)._data
         _NUMBERS.__set__(self, numbers)
-        self.__class__ = Parameter
+        self.__class__ = self.cls_to_become
+
+    def __reduce_ex__(self, protocol):  # saved (torch.save of a lazy model) as what it is: no shape yet
+        return _rebuild_uninitialized, (type(self), _NUMBERS.__get__(self).copy(), self._requires_grad)
+
+    def __deepcopy__(self, memo):
+        memo[id(self)] = copy = _rebuild_uninitialized(type(self), _NUMBERS.__get__(self).copy(), self._requires_grad)
+        return copy
 
     def __repr__(self):
-        return "<UninitializedParameter>"
+        return f"<{type(self).__name__}>"
 
     __str__ = __repr__
+
+
+def _rebuild_uninitialized(cls, numbers, requires_grad):
+    t = Tensor._make(numbers, requires_grad)
+    t.__class__ = cls
+    return t
+
+
+class UninitializedParameter(_Uninitialized, Parameter):
+    """A parameter whose shape is not known yet: what ``nn.LazyLinear`` holds until its first input
+    (``materialize`` makes it a ``Parameter``)."""
+
+    __slots__ = ()
+    _shown_as = "torch.nn.parameter.UninitializedParameter"
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        from ..creation import empty
+
+        p = Tensor._make(empty(0, dtype=dtype, device=device)._data, requires_grad)
+        p.__class__ = cls
+        return p
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass  # (made in __new__: Tensor's own __init__ is the legacy constructor torch.Tensor(data))
+
+
+class UninitializedBuffer(_Uninitialized, Tensor):
+    """A buffer whose shape is not known yet: ``nn.LazyBatchNorm1d``'s running mean and variance until
+    its first input (``materialize`` makes it a ``Tensor``)."""
+
+    __slots__ = ()
+    _shown_as = "torch.nn.parameter.UninitializedBuffer"
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        from ..creation import empty
+
+        b = Tensor._make(empty(0, dtype=dtype, device=device)._data, requires_grad)
+        b.__class__ = cls
+        return b
+
+    def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
+        pass
+
+
+def is_lazy(param):
+    """True for a parameter or buffer whose shape is not known yet (PyTorch's ``nn.parameter.is_lazy``)."""
+    return isinstance(param, _Uninitialized)

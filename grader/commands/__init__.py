@@ -5,6 +5,7 @@
     release.py         ``kitgrade release``: generated, proven, into the exchange
     local_grading.py   one notebook graded on the spot (the release proof and ``check``)
     collect.py         ``kitgrade collect``: from the exchange or LMS downloads (``grader/lms/``)
+    exchange_collect.py nbgrader's collect from its plain exchange, a submission's regular files only
     export.py          ``kitgrade export``: nbgrader's CSV and the LMS's
     summary.py         ``kitgrade summary``: what the class got wrong
     summary_page.py    the summary's terminal table and HTML page, its figures embedded

@@ -29,7 +29,8 @@ from traitlets import Dict
 from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
 
 from ..course import KIT_DIR, Course, ensure_nbgrader_tools_on_path
-from ..hub_exchange.entries import parse_name
+from ..hub_exchange.entries import parse_name, read_submission
+from .exchange_collect import with_regular_files_collect
 from ..foundations.errors import EnvironmentFault, UsageError
 from ..foundations.faults import describe
 from ..lms.download_files import read_download
@@ -45,7 +46,7 @@ def collect_from_exchange(course: Course, assignment: str, log_level: str = "ERR
     from nbgrader.apps.api import NbGraderAPI
     from nbgrader.exchange.default import Exchange
 
-    api = NbGraderAPI(coursedir=course.coursedir(), config=course.config())
+    api = NbGraderAPI(coursedir=course.coursedir(), config=with_regular_files_collect(course.config()))
     api.log.setLevel(log_level)
     before = {s: _listing(course.path("submitted", s, assignment)) for s in course.students_with("submitted", assignment)}
     result = api.collect(assignment)
@@ -87,7 +88,7 @@ def _collect_each_student(course: Course, assignment: str, log_level: str) -> di
     students = _students_in([inbound], assignment)
     logs, left = [], []
     for student in students:
-        api = NbGraderAPI(coursedir=course.coursedir(student_id=student), config=course.config())
+        api = NbGraderAPI(coursedir=course.coursedir(student_id=student), config=with_regular_files_collect(course.config()))
         api.log.setLevel(log_level)
         result = api.collect(assignment)
         log = result.get("log") or result.get("error") or ""
@@ -126,9 +127,16 @@ def _listing(folder: Path) -> dict[str, bytes]:
 
 def _inbound_copies(inbound: Path, student: str, assignment: str) -> list[dict[str, bytes]]:
     """The student's submissions in the exchange: in ``inbound/``, and in ``received/`` where the hub's
-    clerk (``grader.hub_exchange``) moves them."""
-    return [_listing(p) for folder in (inbound, inbound.parent / "received")
-            for p in folder.glob(f"{student}+{assignment}+*") if p.is_dir() and not p.is_symlink()]
+    clerk (``grader.hub_exchange``) moves them; each as collect copies it (its regular files, never
+    through a link: ``exchange_collect``)."""
+    copies = []
+    for folder in (inbound, inbound.parent / "received"):
+        for entry in folder.glob(f"{student}+{assignment}+*"):
+            try:
+                copies.append({name: data for name, why, data in read_submission(str(entry)) if why is None})
+            except OSError:  # a link or no folder: nothing collect would copy
+                continue
+    return copies
 
 
 def _whole_copy(now: dict[str, bytes], copies: list[dict[str, bytes]]) -> bool:

@@ -136,6 +136,14 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"MiB of each student's submissions the grader keeps (default {KEPT_PER_STUDENT_MIB})")
     args = parser.parse_args(argv)
     course_path = os.path.join(args.exchange, args.course)
+    try:
+        _take_in_until_stopped(args, course_path)
+    except KeyboardInterrupt:  # the hub stops its services with SIGINT: a stop, not a failure
+        print(f"clerk {args.course}: stopped", flush=True)
+    return 0
+
+
+def _take_in_until_stopped(args, course_path: str) -> None:
     reported: set[str] = set()
     while True:
         try:

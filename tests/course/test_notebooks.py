@@ -344,6 +344,17 @@ def shown_text(nb):
     return "".join(parts)
 
 
+def without_pytorch_only(nb):
+    """The notebook without its PyTorch-only cells (``pytorch-only`` tag), which print on PyTorch alone."""
+    copy = nbformat.from_dict(json.loads(json.dumps(nb)))
+    copy.cells = [c for c in copy.cells if build.PYTORCH_ONLY not in c.metadata.get("tags", [])]
+    return copy
+
+
+def pytorch_only_cells(nb):
+    return [c for c in nb.cells if build.PYTORCH_ONLY in c.metadata.get("tags", [])]
+
+
 def count_outputs(nb, mime):
     return sum(1 for out in outputs(nb) if mime in out.get("data", {}))
 
@@ -680,6 +691,43 @@ def test_unrendered_markup_is_found_after_an_html_line():
     assert not markup_left_as_text(answer + "\n**2.** Why `x` and $a * b$?")
 
 
+#: Plain English: a sentence of a lesson has at most this many words, a list item at most that many (a code
+#: span, a formula or a link counts as one word). A longer one is split, not packed with colons and asides.
+SENTENCE_WORDS, ITEM_WORDS = 32, 45
+
+
+def sentences_and_list_items(markdown):
+    """The sentences and the list items of a cell of English prose, each as its words; tables and code left out."""
+    text = re.sub(r"^```.*?^```", "", markdown, flags=re.S | re.M)
+    text = re.sub(r"\$\$.*?\$\$|`[^`]*`|\$[^$]*\$|\[[^\]]*\]\([^)]*\)", "X", text, flags=re.S)
+    text = re.sub(r"^> ?", "", text, flags=re.M)
+    sentences, items = [], []
+    for block in re.split(r"\n\s*\n|\n(?=\s*(?:[*-]|\d+\.) )", text):
+        if block.lstrip().startswith("|"):
+            continue
+        block = " ".join(block.split())
+        if re.match(r"(?:[*-]|\d+\.) ", block):
+            items.append(block.split())
+        sentences += [s.split() for s in re.split(r"(?<=[.!?])\s+", block)]
+    return sentences, items
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_english_prose_keeps_its_sentences_and_list_items_short(lesson):
+    long = []
+    for number, cell in enumerate(read("en", lesson).cells):
+        if cell.cell_type == "markdown":
+            sentences, items = sentences_and_list_items(cell.source)
+            long += [f"cell {number}, {len(s)} words: {' '.join(s)}" for s in sentences if len(s) > SENTENCE_WORDS]
+            long += [f"cell {number}, item of {len(i)} words: {' '.join(i)}" for i in items if len(i) > ITEM_WORDS]
+    assert not long, "\n".join(long)
+
+
+def test_sentence_length_counts_code_and_formulas_as_one_word_each():
+    sentences, items = sentences_and_list_items("* `x.grad.zero_()` clears $\\nabla f$. Two more.\n\n| a | b c d |\n")
+    assert [len(s) for s in sentences] == [4, 2] and [len(i) for i in items] == [6]
+
+
 def test_build_rejects_english_prose_without_its_chinese_twin():
     with pytest.raises(ValueError, match="zh"):
         build.parse_lesson("%%% en\nHello\n%%% code\nx = 1\n")
@@ -767,7 +815,7 @@ def test_notebook_runs_on_pytorch_and_shows_the_same_results(torch_runs, lesson,
     nb, error = torch_runs[lesson, lang]
     assert error is None, error
     assert "import autograd_core" not in "".join(code_cells(nb))
-    text = shown_text(nb)
+    text = shown_text(without_pytorch_only(nb))  # the results both engines show
     for expected in key_results(lesson, lang):
         assert expected in text
     assert count_outputs(nb, "image/png") == IMAGES.get(lesson, 0)
@@ -781,6 +829,61 @@ def test_the_kit_prints_exactly_what_pytorch_prints(kit_runs, torch_runs, lesson
     for runs in (kit_runs, torch_runs):
         nb, error = runs[lesson, lang]
         assert error is None, error
-        shown.append(re.sub(r"0x[0-9a-f]+", "0x…", shown_text(nb)).splitlines())
+        shown.append(re.sub(r"0x[0-9a-f]+", "0x…", shown_text(without_pytorch_only(nb))).splitlines())
     kit, pytorch = shown
     assert kit == pytorch
+
+
+# -- PyTorch-only cells: what PyTorch has and the engine does not, shown where a lesson needs it -------------
+
+# What each PyTorch-only cell prints on PyTorch 2.13 (forward mode at x = 2, as lesson 8's dual numbers; the
+# module backward hooks in reverse order of the layers, and the joint norm of the gradients clipped to 1)
+PYTORCH_ONLY_PRINTS = {
+    "08_under_the_hood": ["forward_ad: f(2) = 1.760554, f'(2) = 0.082395\n"
+                          "torch.func.jvp: 0.082395   torch.func.jacrev: 0.082395\n"],
+    "11_extending_autograd": [{"en": "backward through 2: Linear  gradient of the output (5, 2)\n"
+                                     "backward through 1: ReLU    gradient of the output (5, 8)\n"
+                                     "backward through 0: Linear  gradient of the output (5, 8)\n",
+                               "zh": "反向传播经过 2: Linear  输出的梯度 (5, 2)\n"
+                                     "反向传播经过 1: ReLU    输出的梯度 (5, 8)\n"
+                                     "反向传播经过 0: Linear  输出的梯度 (5, 8)\n"},
+                              {"en": " before clipping, 1.0000 after\n", "zh": "，裁剪后 1.0000\n"}],
+}
+PYTORCH_ONLY_RUNS = [(lesson, lang) for lesson in PYTORCH_ONLY_PRINTS for lang in LANGUAGES]
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_pytorch_only_cells_are_marked_guarded_and_said_so_in_both_languages(lesson):
+    for lang in LANGUAGES:
+        nb = read(lang, lesson)
+        cells = pytorch_only_cells(nb)
+        assert len(cells) == (lesson in PYTORCH_ONLY_PRINTS), f"{lang}/{lesson}"
+        for cell in cells:
+            code = [line for line in cell.source.splitlines() if not line.startswith("#")]
+            assert code[0] == build.PYTORCH_ONLY_GUARD and all(not line or line.startswith(" ") for line in code[1:])
+            before = nb.cells[nb.cells.index(cell) - 1].source
+            assert before.startswith("### PyTorch only (optional)" if lang == "en" else "### 仅限 PyTorch（选学）")
+
+
+def test_build_rejects_a_pytorch_only_cell_without_its_guard():
+    with pytest.raises(ValueError, match="starts with"):
+        build.parse_lesson("%%% code pytorch-only\n# PyTorch only\nimport torch.func\n")
+
+
+@pytest.mark.parametrize("lesson, lang", PYTORCH_ONLY_RUNS)
+def test_pytorch_only_cells_do_nothing_on_the_kit(kit_runs, lesson, lang):
+    nb, error = kit_runs[lesson, lang]
+    assert error is None, error
+    assert [cell.get("outputs") for cell in pytorch_only_cells(nb)] == [[]]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="PyTorch is not installed")
+@pytest.mark.parametrize("lesson, lang", PYTORCH_ONLY_RUNS)
+def test_pytorch_only_cells_run_on_pytorch(torch_runs, lesson, lang):
+    nb, error = torch_runs[lesson, lang]
+    assert error is None, error
+    [cell] = pytorch_only_cells(nb)
+    printed = "".join(o.text for o in cell.outputs if o.output_type == "stream" and o.name == "stdout")
+    assert not [o for o in cell.outputs if o.output_type == "stream" and o.name == "stderr"]
+    for expected in PYTORCH_ONLY_PRINTS[lesson]:
+        assert (expected[lang] if isinstance(expected, dict) else expected) in printed, printed

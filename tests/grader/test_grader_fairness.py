@@ -460,8 +460,8 @@ class Sigmoid(Function):  # saves its input: the values are right, the way is no
     ]),
     "topological_order": (("test_topological_order", "test_topological_order_deep"), [
         # The wrong orders go to students 0 and 5, whose backward (C.2, C.3) is right: backward's tests give it
-        # an order of their own, so a wrong order costs C.1's points only. Students 3 and 4 (a wrong backward)
-        # take the instructor's order.
+        # an order of their own, so a wrong order costs C.1's points only. Student 3 (a wrong backward) has a
+        # right order that does quadratic work; student 4 (a wrong backward too) takes the instructor's order.
         ('''\
 def topological_order(root):  # recursive: right on shallow graphs, too deep for Python on a long chain
     order, seen = [], set()
@@ -508,7 +508,19 @@ def topological_order(root):  # depth first with an iterator per node on the sta
             stack.pop()
             order.append(node)
     return order''', RIGHT),
-        (None, RIGHT),
+        ('''\
+def topological_order(root):  # a right order, but `in` on a list: O(n^2) comparisons of Values, whatever the machine
+    order, visited = [], []
+    stack = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+        elif node not in visited:
+            visited.append(node)
+            stack.append((node, True))
+            stack.extend((parent, False) for parent in node.parents if parent not in visited)
+    return order''', {"test_topological_order_deep"}),
         (None, RIGHT),
         ('''\
 def topological_order(root):  # breadth first from the root, reversed: a shared parent can come too late
@@ -739,8 +751,8 @@ def clipped_backward(x, w, limit):  # a named hook from a helper, torch.autograd
     (grad,) = torch.autograd.grad((h * w).sum(), x)
     return grad''', RIGHT),
         ('''\
-def clipped_backward(x, w, limit):  # worked out by hand (the task allows it)
-    return 2 * x.detach() * w.clamp(-limit, limit)''', RIGHT),
+def clipped_backward(x, w, limit):  # worked out by hand: the right numbers, no hook (the task asks for one)
+    return 2 * x.detach() * w.clamp(-limit, limit)''', {"test_clipped_backward"}),
         ('''\
 def clipped_backward(x, w, limit):  # clips x's gradient, not the one reaching h
     x.register_hook(lambda g: g.clamp(-limit, limit))
@@ -753,6 +765,11 @@ def clipped_backward(x, w, limit):  # the hook returns nothing: the gradient pas
     h.register_hook(lambda g: print(g.clamp(-limit, limit)))
     (h * w).sum().backward()
     return x.grad''', {"test_clipped_backward"}),
+        ('''\
+def clipped_backward(x, w, limit):  # a hook on h, but the result worked out by hand: backward never calls it
+    h = x * x
+    h.register_hook(lambda g: g.clamp(-limit, limit))
+    return 2 * x.detach() * w.clamp(-limit, limit)''', {"test_clipped_backward"}),
     ]),
     "layer_output_shapes": (("test_layer_output_shapes",), [
         ('''\
@@ -1014,6 +1031,10 @@ def test_a_method_the_task_rules_out_is_named_in_the_message(course):
            "a 0-d tensor, a 0-d tensor]" in _failed_message(course, PS1, "s2", "test_weighted_backward")
     assert "the points x: expected points from -pi (-3.1416) to pi (3.1416), both included, got points from -3.1416 " \
            "to 3.1384" in _failed_message(course, PS1, "s2", "test_sin_points")
+    assert "the hooks of clipped_backward(x, w, limit): expected a hook registered on h (h.register_hook) that " \
+           "backward called, got no hook registered (worked out by hand?)" in _failed_message(course, PS3, "s1", "test_clipped_backward")
+    assert "the hooks of clipped_backward(x, w, limit): expected a hook registered on h (h.register_hook) that " \
+           "backward called, got a hook that backward never called" in _failed_message(course, PS3, "s4", "test_clipped_backward")
     assert "the grad_fn of Hypot.apply(x, y): expected the node of a Function of your own (HypotBackward), got " \
            "SqrtBackward0" in _failed_message(course, PS3, "s4", "test_hypot")
     assert "the first layer's output during the call: expected not recorded (requires_grad=False while the layers " \

@@ -220,3 +220,94 @@ def test_one_students_oversized_folder_in_the_exchange_does_not_stop_collect_for
                          capture_output=True, text=True, timeout=600)
     collected = {s for s in ("alice", "zed") if (course / "submitted" / s / ASSIGNMENT / NOTEBOOK).is_file()}
     assert collected == {"alice", "zed"}, run.stdout + run.stderr
+
+
+def test_links_handed_in_through_nbgrader_s_exchange_collect_nothing_of_the_instructor_s(tmp_path):
+    """nbgrader's plain exchange (students write their own folders in ``inbound/``): nbgrader's collect
+    copies with ``shutil.copytree``, which follows links, as the instructor. mallory hands in her
+    notebook as a link to the instructor's source notebook (the solutions) and a file linked to a
+    secret of the instructor's; eve's whole entry is a link to the instructor's source folder. Neither
+    gets anything of the instructor's into the submissions (before: mallory's "notebook" was the source,
+    graded full marks as hers); the classmates are collected; the log names each link."""
+    course = make_course(tmp_path / "course")
+    exchange = tmp_path / "exchange"
+    inbound = exchange / "ad101" / "inbound"
+    inbound.mkdir(parents=True)
+    with open(course / "nbgrader_config.py", "a") as handle:
+        handle.write(f"\nc.Exchange.root = {str(exchange)!r}\n")
+    secret = tmp_path / "instructor-secret.txt"
+    secret.write_text("the instructor's canary 7f3a")
+    source = course / "source" / ASSIGNMENT
+    release = nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    stamp = "2026-12-07 20:00:00.000000 UTC"
+    for student in ("alice", "eve", "mallory", "zed"):
+        folder = inbound / f"{student}+{ASSIGNMENT}+{stamp}+1f2e"
+        if student == "eve":
+            folder.symlink_to(source, target_is_directory=True)
+            continue
+        folder.mkdir()
+        (folder / "timestamp.txt").write_text(stamp)
+        if student == "mallory":
+            (folder / NOTEBOOK).symlink_to(source / NOTEBOOK)
+            (folder / "notes.txt").symlink_to(secret)
+        else:
+            nbformat.write(_solved(release), folder / NOTEBOOK)
+            (folder / ".ipynb_checkpoints").mkdir()  # what nbgrader's copy leaves out (CourseDirectory.ignore)
+            nbformat.write(_solved(release), folder / ".ipynb_checkpoints" / "x-checkpoint.ipynb")
+    oscar = inbound / f"oscar+{ASSIGNMENT}+not a time+1f2e"  # nbgrader's collect stopped for the class on it
+    oscar.mkdir()
+    nbformat.write(_solved(release), oscar / NOTEBOOK)
+    run = subprocess.run([sys.executable, "-m", "grader.cli", "collect", ASSIGNMENT, "--course", str(course)],
+                         capture_output=True, text=True, timeout=600)
+    said = run.stdout + run.stderr
+    assert run.returncode == 0, said
+    assert f"set aside 'oscar+{ASSIGNMENT}+not a time+1f2e' in inbound/: its time cannot be read" in said, said
+    assert not list((course / "submitted").rglob(".ipynb_checkpoints")), said
+    submitted = course / "submitted"
+    assert all((submitted / s / ASSIGNMENT / NOTEBOOK).is_file() for s in ("alice", "zed")), said
+    solutions = (source / NOTEBOOK).read_bytes()
+    for path in submitted.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert data != solutions and b"canary 7f3a" not in data, path
+    assert not (submitted / "mallory" / ASSIGNMENT / NOTEBOOK).exists()
+    assert not (submitted / "eve" / ASSIGNMENT / NOTEBOOK).exists()
+    assert f"mallory's submission: '{NOTEBOOK}': a symbolic link; not followed" in said, said
+    assert "mallory's submission: 'notes.txt': a symbolic link; not followed" in said, said
+    assert "not collected: eve's submission" in said and "a symbolic link; not followed" in said, said
+
+
+def test_an_entry_a_classmate_made_in_a_students_name_does_not_replace_their_submission(tmp_path):
+    """nbgrader's plain exchange on a machine where the students have accounts: any student can make an
+    entry named for a classmate in ``inbound/``; nbgrader's collect only warns ("cheating attempt?") and
+    collects the newest, so a blank notebook handed in under the classmate's name, a minute later,
+    replaced their honest work (graded 0). Two accounts every Debian machine has stand in for the two
+    students: ``daemon`` hands in, ``nobody`` hands in a blank notebook named for ``daemon``."""
+    if os.geteuid() != 0:
+        pytest.skip("entries of two other accounts are made by root (CI runs as root)")
+    import pwd
+    course = make_course(tmp_path / "course")
+    exchange = tmp_path / "exchange"
+    inbound = exchange / "ad101" / "inbound"
+    inbound.mkdir(parents=True)
+    inbound.chmod(0o733)
+    with open(course / "nbgrader_config.py", "a") as handle:
+        handle.write(f"\nc.Exchange.root = {str(exchange)!r}\n")
+    release = nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    entries = {"2026-12-07 19:00:00.000000 UTC": ("daemon", _solved(release)),
+               "2026-12-07 21:00:00.000000 UTC": ("nobody", release)}
+    for stamp, (account, notebook) in entries.items():
+        folder = inbound / f"daemon+{ASSIGNMENT}+{stamp}+1f2e"
+        folder.mkdir()
+        nbformat.write(notebook, folder / NOTEBOOK)
+        (folder / "timestamp.txt").write_text(stamp)
+        uid = pwd.getpwnam(account).pw_uid
+        for path in (folder, folder / NOTEBOOK, folder / "timestamp.txt"):
+            os.chown(path, uid, -1)
+    run = subprocess.run([sys.executable, "-m", "grader.cli", "collect", ASSIGNMENT, "--course", str(course)],
+                         capture_output=True, text=True, timeout=600)
+    said = run.stdout + run.stderr
+    assert run.returncode == 0, said
+    collected = nbformat.read(course / "submitted" / "daemon" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    assert collected == _solved(release), said
+    assert "named for daemon but nobody made it" in said, said

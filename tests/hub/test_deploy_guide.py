@@ -20,10 +20,13 @@ stands in the document, with only the guide's paths replaced by this run's tempo
   stops an idle server;
 * set-up run again over a class whose folders a stopped set-up left closed opens them again;
 * what the hub prints names the address and scheme it serves and offers no removal of a real class;
-* the backup is made, the course, the exchange, the hub's folder, the site's settings and what set-up
-  derived deleted, the backup restored: every file back with its owner and mode, the LTI tool's
-  public key the same, the restored submission graded with ``kitgrade autograde``, and the class
-  served again over HTTPS.
+* the two teaching assistants of the guide's ``class.json`` each log in over HTTPS and change a grade
+  of the autograded submission in the formgrader, and the course's grading record names each;
+* the backup is made, the course, the exchange, the hub's folder, the site's settings, the grader's
+  nbgrader log and what set-up derived deleted, the backup restored: every file back with its owner
+  and mode, the LTI tool's public key the same, the assistants' grades, the grading record and
+  nbgrader's log as they were, the restored submission graded again with ``kitgrade autograde``, and
+  the class served again over HTTPS.
 
 Bad input at every door, against the same hub: a wrong password, a student opening another's
 server, a submission with a 500 MB file, a notebook that is not JSON, a class file with a typo:
@@ -56,6 +59,7 @@ from pathlib import Path
 import pytest
 
 from browser_support import unavailable
+from grading_support import NOTEBOOK, grades_of, logged_in, record_lines, save_grade, submitted_notebook
 from kit_paths import ROOT
 from hub_client import Student
 from kithub import banner
@@ -179,6 +183,9 @@ def test_the_guides_class_file_is_read_as_it_stands(tmp_path):
     assert (spec.hub_port, course.course_id, course.late_penalty, course.extensions) == \
         (443, "ad101", "zero", {"ps1_autograd_basics": {"s1002": 48}})
     assert set(course.due) == set(course.assignments) and spec.passwords == {}
+    # two teaching assistants, persons of their own: neither an instructor nor a student
+    assert len(course.assistants) == 2 and not set(course.assistants) & {*course.instructors, *course.students}
+    assert course.formgraders() == [*course.instructors, *course.assistants]
 
 
 #: Run as root in a mount namespace of its own (the machine's /proc stays as it is): /proc mounted
@@ -363,7 +370,10 @@ def served():
     require_hub("the guide's test")
     tmp = Path(tempfile.mkdtemp(prefix="kit-guide-"))
     tmp.chmod(0o755)
-    spec = one_course_class("kit-guide-", ["alice", "bob"], state=tmp / "state")
+    # the assistants are the guide's (tagged as every name of the test's class is)
+    assistants = tuple(json.loads(guide_blocks()["class.json"])["courses"][0]["assistants"])
+    spec = one_course_class("kit-guide-", ["alice", "bob"], state=tmp / "state", assistants=assistants)
+    spec.assistants = assistants
     admin = f"admin-{spec.tag}"
     places = _places(tmp, **{'"itadmin"': f'"{admin}"'})
     spec.places, spec.tmp, spec.working = places, tmp, {}
@@ -375,7 +385,7 @@ def served():
         blocks = guide_blocks()
         _sh(blocks["state-folder"], places, umask="077")
         course = {name: value for name, value in vars(spec.courses[0]).items()
-                  if name in ("course_id", "grader", "port", "instructors", "students", "assignments", "due")}
+                  if name in ("course_id", "grader", "port", "instructors", "assistants", "students", "assignments", "due")}
         written = json.dumps({"state": str(spec.root), "hub_port": spec.hub_port, "hub_api_port": spec.hub_api_port,
                               "proxy_api_port": spec.proxy_api_port, "passwords": spec.passwords,
                               "courses": [course]}, indent=2) + "\n"
@@ -618,11 +628,15 @@ def test_the_idle_culler_of_the_guide_stops_an_idle_server(served):
 
 
 def _scores(served) -> dict:
+    """ps1 in the course's gradebook: its due date, each student's code score, and the manual scores
+    graders gave (student -> cell -> score)."""
     code = ('import json\nfrom nbgrader.api import Gradebook\n'
             f'with Gradebook("sqlite:///gradebook.db", "ad101") as gb:\n'
             f'    a = gb.find_assignment("{PS1}")\n'
             '    print(json.dumps({"due": str(a.duedate), "scores": {s.student.id: [s.code_score, s.max_code_score]\n'
-            '                      for s in a.submissions if s.notebooks}}))')
+            '                      for s in a.submissions if s.notebooks},\n'
+            '                      "manual": {s.student.id: {g.name: g.manual_score for n in s.notebooks for g in n.grades\n'
+            '                                                if g.manual_score is not None} for s in a.submissions}}))')
     course = served.course("ad101")
     result = run_as(served, course.grader, str(served.python), "-c", code, cwd=str(course.directory(served)))
     assert result.returncode == 0, result.stderr
@@ -653,11 +667,45 @@ def _files(folder: Path) -> dict[str, tuple]:
     return found
 
 
+def test_two_assistants_each_change_a_grade_over_https_and_the_record_names_each(served):
+    """The guide's two teaching assistants grade alice's submission (collected and autograded by the
+    course's grader account): each logs in on the hub's HTTPS login page and saves a manual grade of one
+    of her written answers in the formgrader, as its page does; the record names each with their change."""
+    course = served.course("ad101")
+    directory = course.directory(served)
+    for command in (["collect", PS1], ["autograde", PS1, "--quiet"]):
+        done = run_as(served, course.grader, str(served.bin / "kitgrade"), *command, cwd=str(directory))
+        assert done.returncode in (0, 1) and "Traceback" not in done.stdout + done.stderr, (command, done.stdout, done.stderr)
+    first, second = (served.names[who] for who in served.assistants)
+    graders = [logged_in(served.https, name, served.passwords[name], cafile=served.certificate) for name in (first, second)]
+    try:
+        alice = served.names["alice"]
+        notebook = submitted_notebook(served.https, graders[0], alice)
+        # her written answers (left blank: autograde scored them 0), one for each assistant
+        written = [g for g in grades_of(served.https, graders[0], notebook) if g["cell_type"] == "markdown" and g["max_score"]]
+        assert len(written) >= 2, written
+        given = {}
+        for person, grade in zip(graders, written):
+            score = grade["max_score"] / 2
+            assert save_grade(served.https, person, grade, score)["manual_score"] == score
+            given[grade["name"]] = (person.name, score)
+    finally:
+        for person in graders:
+            person.close()
+    changes = [line for line in record_lines(directory) if line[2] == "grade"]
+    where = f"{PS1}/{NOTEBOOK}"
+    assert [line[1:6] for line in changes] == [[name, "grade", alice, where, cell] for cell, (name, _) in given.items()], changes
+    assert [line[6].split(" -> ")[1] for line in changes] == [str(score) for _, score in given.values()], changes
+    assert _scores(served)["manual"][alice] == {cell: score for cell, (_, score) in given.items()}
+    nbgrader_log = (served.home(course.grader) / "nbgrader.log").read_text()
+    assert all("\t".join(line) in nbgrader_log for line in changes), nbgrader_log[-2000:]
+    served.assistants_gave = given
+
+
 def test_the_backup_is_restored_and_graded_from(served):
     course = served.course("ad101")
     directory = course.directory(served)
-    collected = run_as(served, course.grader, str(served.bin / "kitgrade"), "collect", PS1, cwd=str(directory))
-    assert collected.returncode == 0, collected.stdout + collected.stderr
+    given = served.assistants_gave  # (the assistants' test above graded first)
     key = _lti_key(served)  # the tool's key, as the LMS was given it
     blocks = guide_blocks()
     served.server.stop()  # the guide restores with the hub stopped
@@ -665,6 +713,10 @@ def test_the_backup_is_restored_and_graded_from(served):
     assert "lti_tool_key.pem" in kept["hub"] and "jupyterhub.sqlite" in kept["hub"] and "10-https.py" in kept["jupyterhub_config.d"]
     assert served.names["alice"] in str(kept["hub"]["jupyterhub.sqlite"])
     state_files = {name: (served.root / name).read_bytes() for name in (CLASS_FILE, DERIVED_FILE, "accounts.txt", "hub-api.env")}
+    # who graded what: the course's grading record, and nbgrader's log in the grader's home
+    records = [directory / "grading-record.log", served.home(course.grader) / "nbgrader.log"]
+    recorded = {path: (path.read_bytes(), path.stat().st_uid, oct(path.stat().st_mode & 0o7777)) for path in records}
+    grades = _scores(served)
     _sh(blocks["backup"], served.places)
     [archive] = (served.tmp / "backups").glob("*.tar.gz")
     shutil.rmtree(directory)
@@ -673,13 +725,17 @@ def test_the_backup_is_restored_and_graded_from(served):
         shutil.rmtree(served.root / name)
     for name in state_files:
         (served.root / name).unlink()
+    records[1].unlink()
     _sh(blocks["restore"], served.places)
+    assert {path: (path.read_bytes(), path.stat().st_uid, oct(path.stat().st_mode & 0o7777))
+            for path in records if path.exists()} == recorded
+    assert _scores(served) == grades  # every grade of the gradebook, the assistants' among them
     assert {name: _files(served.root / name) for name in kept} == kept
     assert {name: (served.root / name).read_bytes() for name in state_files} == state_files
     assert _lti_key(served) == key  # the LMS's registration of the tool holds
     assert (directory / "gradebook.db").stat().st_uid == pwd.getpwnam(course.grader).pw_uid
     assert (served.exchange / "ad101" / "inbound").stat().st_mode & 0o1000, "inbound/ lost its sticky bit"
-    graded = run_as(served, course.grader, str(served.bin / "kitgrade"), "autograde", PS1, cwd=str(directory))
+    graded = run_as(served, course.grader, str(served.bin / "kitgrade"), "autograde", PS1, "--force", cwd=str(directory))
     report = graded.stdout + graded.stderr
     assert graded.returncode in (0, 1), report
     assert "Traceback" not in report, report
@@ -689,6 +745,7 @@ def test_the_backup_is_restored_and_graded_from(served):
     assert most > 0 and code == most, (scores, report)  # her solutions, graded from the restored copy
     assert bob in report and "not valid notebook JSON" in report, report  # his broken notebook, named in one line
     assert scores["due"].startswith(course.due[PS1][:16].replace(" UTC", "")), scores  # the due date came back too
+    assert scores["manual"][alice] == {cell: score for cell, (_, score) in given.items()}  # grading again kept them
     assert archive.stat().st_mode & 0o077 == 0
     served.server.start()  # the class served again as it was: over HTTPS (its site settings back), alice logs in
     assert served.server.public_url == f"https://127.0.0.1:{served.hub_port}/"

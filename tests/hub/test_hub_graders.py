@@ -21,12 +21,13 @@ from pathlib import Path
 import pytest
 import websocket
 
+import grading_support
+from grading_support import NOTEBOOK, formgrader, grades_of, save_grade
 from hub_client import Student
 from hub_support import PS1, PS1_NOTEBOOK, one_course_class, require_hub, run_as, served_class
 from kithub.grading_record import RECORD, field
 
 pytestmark = pytest.mark.timeout(900)
-NOTEBOOK = Path(PS1_NOTEBOOK).stem
 
 
 @pytest.fixture(scope="module")
@@ -55,11 +56,7 @@ def graded(hub):
 
 
 def logged_in(hub, who: str) -> Student:
-    """``who`` logged in on the hub's login page, with a token of their own (the permissions of their groups)."""
-    person = Student(hub.url, hub.names[who], hub.passwords[hub.names[who]])
-    person.log_in()
-    person.get_token()
-    return person
+    return grading_support.logged_in(hub.url, hub.names[who], hub.passwords[hub.names[who]])
 
 
 @pytest.fixture(scope="module")
@@ -70,37 +67,28 @@ def people(hub):
         person.close()
 
 
-def formgrader(hub) -> str:
-    return f"{hub.url}/services/ad101/formgrader/api"
-
-
 def alices_notebook(hub, grader: Student) -> str:
-    """The id of alice's submitted notebook, as the formgrader lists it to ``grader``."""
-    listed = grader.request("submitted notebooks", "GET", f"{formgrader(hub)}/submitted_notebooks/{PS1}/{NOTEBOOK}").json()
-    return next(n["id"] for n in listed if n["student"] == hub.names["alice"])
+    return grading_support.submitted_notebook(hub.url, grader, hub.names["alice"])
 
 
 def record_lines(hub) -> list[list[str]]:
-    record = hub.courses[0].directory(hub) / RECORD
-    return [line.split("\t") for line in record.read_text().splitlines()] if record.exists() else []
+    return grading_support.record_lines(hub.courses[0].directory(hub))
 
 
 def test_each_assistant_changes_a_grade_and_the_record_names_each_with_their_change(hub, graded, people):
     ta1, ta2 = people["ta1"], people["ta2"]
     notebook = alices_notebook(hub, ta1)
-    grades = ta1.request("grades", "GET", f"{formgrader(hub)}/grades", params={"submission_id": notebook}).json()
+    grades = grades_of(hub.url, ta1, notebook)
     # (her answers are blank: autograde scored them, and a grader may change any score)
     first, second = [g for g in grades if g["max_score"]][:2]
     for person, grade, score in ((ta1, first, 1.0), (ta2, second, 0.5)):
-        saved = person.request("save grade", "PUT", f"{formgrader(hub)}/grade/{grade['id']}",
-                               json={"manual_score": score, "extra_credit": None}).json()
-        assert saved["manual_score"] == score
-    comments = ta2.request("comments", "GET", f"{formgrader(hub)}/comments", params={"submission_id": notebook}).json()
+        assert save_grade(hub.url, person, grade, score)["manual_score"] == score
+    comments = ta2.request("comments", "GET", f"{formgrader(hub.url)}/comments", params={"submission_id": notebook}).json()
     comment = comments[0]  # (a comment is on an answer cell, a grade on a test cell or a written answer)
-    ta2.request("save comment", "PUT", f"{formgrader(hub)}/comment/{comment['id']}",
+    ta2.request("save comment", "PUT", f"{formgrader(hub.url)}/comment/{comment['id']}",
                 json={"manual_comment": "Right idea;\tthe chain rule\nis missing"})
     # the same grade saved again unchanged (the formgrader saves on every blur): no line
-    ta1.request("save grade", "PUT", f"{formgrader(hub)}/grade/{first['id']}", json={"manual_score": 1.0, "extra_credit": None})
+    save_grade(hub.url, ta1, first, 1.0)
 
     lines = [line for line in record_lines(hub) if line[2] in ("grade", "comment")]
     where = f"{PS1}/{NOTEBOOK}"
@@ -125,14 +113,14 @@ def test_each_assistant_changes_a_grade_and_the_record_names_each_with_their_cha
 def test_a_student_is_refused_by_the_grader_service_and_changes_nothing(hub, graded, people):
     ta1, alice = people["ta1"], people["alice"]
     notebook = alices_notebook(hub, ta1)
-    grades = ta1.request("grades", "GET", f"{formgrader(hub)}/grades", params={"submission_id": notebook}).json()
+    grades = grades_of(hub.url, ta1, notebook)
     target = next(g for g in grades if g["max_score"])
     before = record_lines(hub)
-    for method, url, body in (("GET", f"{formgrader(hub)}/grades?submission_id={notebook}", None),
-                              ("PUT", f"{formgrader(hub)}/grade/{target['id']}", {"manual_score": target["max_score"] + 7})):
+    for method, url, body in (("GET", f"{formgrader(hub.url)}/grades?submission_id={notebook}", None),
+                              ("PUT", f"{formgrader(hub.url)}/grade/{target['id']}", {"manual_score": target["max_score"] + 7})):
         refused = alice.request("as a student", method, url, json=body, expect=(403,), allow_redirects=False)
         assert refused.status_code == 403
-    after = ta1.request("grade", "GET", f"{formgrader(hub)}/grade/{target['id']}").json()
+    after = ta1.request("grade", "GET", f"{formgrader(hub.url)}/grade/{target['id']}").json()
     assert after["manual_score"] == target["manual_score"]
     assert record_lines(hub) == before
     assert not any(hub.names["alice"] == line[1] for line in record_lines(hub))

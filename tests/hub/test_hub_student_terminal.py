@@ -546,7 +546,8 @@ class Own(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         ours = self.path == url.path + "api"
         self.send_response(200 if ours else 404); self.end_headers()
-        self.wfile.write(json.dumps({"version": "the student's own"}).encode() if ours else b"{}")
+        own = {"version": "the student's own", "token": os.environ.get("JUPYTERHUB_API_TOKEN")}
+        self.wfile.write(json.dumps(own).encode() if ours else b"{}")
     def log_message(self, *args): pass
 http.server.HTTPServer((url.hostname, url.port), Own).serve_forever()
 '''
@@ -558,6 +559,7 @@ async def start(spawner_class):
     spawner = user._new_spawner("", spawner_class=spawner_class, cmd=[sys.executable, "-c", SERVER], hub=Hub(),
                                 notebook_dir="/tmp", http_timeout=60, interrupt_timeout=1, term_timeout=1, kill_timeout=1)
     spawner.orm_spawner.server = orm.Server(base_url="/user/nobody/"); db.commit()
+    spawner.api_token = "the hub's token for this start"
     if spawner_class is LocalProcessSpawner:
         spawner.port = taken
     ip, port = await spawner.start()
@@ -588,6 +590,7 @@ def test_a_server_whose_port_another_holds_starts_on_another_one_and_the_student
     assert result["jupyterhub"]["answer"] == {"version": "a classmate's"}
     # the class's: started again elsewhere, answering as the student's own; the port given back at stop
     assert result["class"]["port"] != result["taken"] and result["class"]["running"]
-    assert result["class"]["answer"] == {"version": "the student's own"}
+    # ... with the hub's token for this start (a server started again without it cannot reach the hub)
+    assert result["class"]["answer"] == {"version": "the student's own", "token": "the hub's token for this start"}
     assert result["ports_left"] == {}
     assert "is held by another account (root)" in shown.stderr and "on another port" in shown.stderr

@@ -26,6 +26,9 @@ STATE_FOLDERS = ("hub", "jupyterhub_config.d")
 LEFT_OUT = ("hub/jupyterhub-proxy.pid",)
 #: the hub's database, copied with SQLite's own backup as the gradebooks are
 HUB_DATABASE = "hub/jupyterhub.sqlite"
+#: nbgrader's log in each grader account's home (``NbGrader.logfile``, kithub/config_files.py): nbgrader's
+#: own lines and the grading record's, who graded what (the course directory holds the record itself)
+GRADER_FILES = ("nbgrader.log",)
 
 
 def teardown(state: Path) -> tuple[list[str], Path | None]:
@@ -66,7 +69,8 @@ BACKUP_FILE_LIMIT = 200 * 1024 * 1024
 def backup_class(state: Path, to: Path, log=print) -> Path:
     """One archive ``<to>/<state name>-<time>.tar.gz`` of the class: its files in the state folder
     (``STATE_FILES``), the hub's folder and the site's settings (``STATE_FOLDERS``), each course
-    directory and the exchange, with owners and modes, paths from ``/``; the gradebooks and the hub's
+    directory, each grader account's nbgrader log (``GRADER_FILES``) and the exchange, with owners and
+    modes, paths from ``/``; the gradebooks and the hub's
     database copied with SQLite's own backup (whole even while a grader or the hub writes). Restore as
     root with ``tar --extract --preserve-permissions --same-owner --file ARCHIVE --directory /``
     (docs/deploy.md)."""
@@ -107,8 +111,29 @@ def backup_class(state: Path, to: Path, log=print) -> Path:
                 info.size = copy.stat().st_size
                 with open(copy, "rb") as handle:
                     tar.addfile(info, handle)
+        for grader in sorted({c.grader for c in spec.courses}):
+            for name in GRADER_FILES:
+                _add_file(tar, spec.home(grader) / name, keep)
         _add_tree(tar, spec.exchange, keep)
     return archive
+
+
+def _add_file(tar, path: Path, keep) -> None:
+    """The file ``path`` into ``tar`` as ``_add_tree`` adds one (its folder opened as itself, the file never
+    through a link: the grader account owns its home); nothing if it is missing or not a regular file."""
+    try:
+        parent = open_folder(str(path.parent))
+    except OSError:
+        return
+    try:
+        info = os.stat(path.name, dir_fd=parent, follow_symlinks=False)
+        member = _member(path, info)
+        if stat.S_ISREG(info.st_mode) and keep(member) is not None:
+            _add_regular(tar, member, path.name, parent, info)
+    except OSError:
+        pass  # missing (nobody graded yet), or gone meanwhile
+    finally:
+        os.close(parent)
 
 
 def _add_tree(tar, folder: Path, keep) -> None:
@@ -117,7 +142,6 @@ def _add_tree(tar, folder: Path, keep) -> None:
     folder or file swapped for a link while root reads it is not followed (it is left out, or kept as
     the link it is). ``keep(member)`` returns the member or None."""
     import tarfile
-    import tempfile
 
     top = open_folder(str(folder))
     try:
@@ -132,23 +156,31 @@ def _add_tree(tar, folder: Path, keep) -> None:
             if not stat.S_ISREG(info.st_mode):
                 tar.addfile(member)
                 continue
-            try:
-                descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent)
-            except OSError:
-                continue  # gone, or swapped for a link or a pipe meanwhile
-            with os.fdopen(descriptor, "rb") as handle, tempfile.SpooledTemporaryFile(16 * 2**20) as copy:
-                opened = os.fstat(descriptor)
-                if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
-                    continue
-                left = info.st_size  # at most what it held when listed (a student's file may grow meanwhile)
-                while left > 0 and (chunk := handle.read(min(left, 2**20))):
-                    copy.write(chunk)
-                    left -= len(chunk)
-                member.size = copy.tell()
-                copy.seek(0)
-                tar.addfile(member, copy)
+            _add_regular(tar, member, name, parent, info)
     finally:
         os.close(top)
+
+
+def _add_regular(tar, member, name: str, parent: int, info: os.stat_result) -> None:
+    """The regular file ``name`` of the folder ``parent`` (a descriptor) into ``tar`` as ``member``: opened
+    without following a link, and only if it is still the file ``info`` listed; at most the size listed."""
+    import tempfile
+
+    try:
+        descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent)
+    except OSError:
+        return  # gone, or swapped for a link or a pipe meanwhile
+    with os.fdopen(descriptor, "rb") as handle, tempfile.SpooledTemporaryFile(16 * 2**20) as copy:
+        opened = os.fstat(descriptor)
+        if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
+            return
+        left = info.st_size  # at most what it held when listed (a student's file may grow meanwhile)
+        while left > 0 and (chunk := handle.read(min(left, 2**20))):
+            copy.write(chunk)
+            left -= len(chunk)
+        member.size = copy.tell()
+        copy.seek(0)
+        tar.addfile(member, copy)
 
 
 def _member(path: Path, info: os.stat_result):

@@ -49,7 +49,10 @@ def field(value) -> str:
 
 
 def line_of(*fields: str) -> str:
-    return "\t".join([now(), *(f.replace("\t", " ").replace("\n", " ") for f in fields)])
+    """One line of the record; text that is not UTF-8 (a lone surrogate from a request's JSON) is
+    written escaped (``\\udc80``) rather than stopping the record and the grader's change."""
+    line = "\t".join([now(), *(f.replace("\t", " ").replace("\n", " ") for f in fields)])
+    return line.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def append(record: Path, line: str, log=None) -> str:

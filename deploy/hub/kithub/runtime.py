@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
+from grader.hub_exchange.entries import account_of
+
 from .lessons import give_lessons_as
 from .spec import ClassSpec
 
@@ -134,9 +136,4 @@ def listening_accounts(port: int) -> set[int]:
 
 def accounts_named(uids: set[int]) -> str:
     """``uids`` as the accounts' names (the number where an account has none)."""
-    def name(uid: int) -> str:
-        try:
-            return pwd.getpwuid(uid).pw_name
-        except KeyError:
-            return f"uid {uid}"
-    return ", ".join(sorted(map(name, uids)))
+    return ", ".join(sorted(map(account_of, uids)))

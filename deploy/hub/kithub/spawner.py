@@ -11,7 +11,8 @@ server never moves to another port) and the student would be sent to the other o
 requests and cookies: a classmate who keeps a server of their own listening on many ports gets them.
 Here the start waits until the socket listening on the port is the student's account's (the kernel's
 table of sockets says whose each one is) and their server answers at their own address; when the
-server has exited or anything else holds the port, it starts again on another port.
+server has exited (its port taken, or any failure at start, such as a hub too busy to answer it) or
+anything else holds the port, it starts again on another port, with the same token from the hub.
 """
 from __future__ import annotations
 
@@ -38,7 +39,9 @@ class OwnPortSpawner(LocalProcessSpawner):
     ports = PortsGiven()  # one per hub: every server that is starting or running
 
     async def start(self):
-        for _ in range(PORTS_TRIED):
+        token = self.api_token  # the hub's token for this start: LocalProcessSpawner's poll() and stop()
+        for _ in range(PORTS_TRIED):  # clear it when a server exits, and a server without it cannot start
+            self.api_token = token
             self.port = self.ports.give(self.user.name)
             ip, port = await super().start()
             problem = await self.own_server_problem(ip, port)
@@ -65,7 +68,7 @@ class OwnPortSpawner(LocalProcessSpawner):
         while time.monotonic() < deadline:
             status = await self.poll()
             if status is not None:
-                return f"exited (status {status}): something else holds the port"
+                return f"exited (status {status}; its log above says why)"
             others = listening_accounts(port) - {own_uid}
             if others:
                 return f"is held by another account ({accounts_named(others)})"
