@@ -36,8 +36,8 @@ import nbformat  # noqa: E402
 from nbgrader.api import Gradebook  # noqa: E402
 
 from grader.course import Course  # noqa: E402
-from grader.course_init import init_course  # noqa: E402
-from grader.release import generate_release  # noqa: E402
+from grader.commands.course_init import init_course  # noqa: E402
+from grader.commands.release import generate_release  # noqa: E402
 
 
 def make_submissions(course: Course, assignment: str, n: int) -> list[str]:

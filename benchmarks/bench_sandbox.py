@@ -31,7 +31,7 @@ from grader.sandbox import bubblewrap  # noqa: E402
 from grader.sandbox.policy import policy_for  # noqa: E402
 from grader.sandbox.supervisor import run_notebook  # noqa: E402
 from grader.sandbox.zygote import Zygote  # noqa: E402
-from grader.settings import KitGrade  # noqa: E402
+from grader.foundations.settings import KitGrade  # noqa: E402
 
 
 def measure(sandboxed: bool, submissions: int, repeats: int) -> tuple[float, float]:

@@ -10,54 +10,31 @@ keeps its name.
 The layers, bottom up: a module imports only from its own layer or below, and no import (at the
 top of a file or inside a function) closes a circle (``tests/grader/test_grader_layers.py``):
 
-    0 errors.py          what a user can get wrong (one line, exit 2), and a bug of the kit
-      settings.py        ``c.KitGrade``: every default of the kit's settings, in one place
-      atomic.py          files written whole or not at all
-      versions.py        the kit's and nbgrader's versions (a worker must share them)
-      progress.py        the progress bar
-      student_text.py    student text shown as data: in the terminal, HTML and spreadsheet cells
+    0 foundations/       errors and faults, settings, files written whole, versions, the progress bar, student
+                         text as data, the speed room, stop signals (its map: its ``__init__.py``)
       student_language.py the language a student reads (English, Chinese): test messages, check's lines
       script_tasks.py    a test cell's question whether a script task's variables are defined (or left blank)
-      manual_grades.py   written answers waiting for a person
-      lms_names.py       the file names of Canvas, Moodle and Blackboard downloads
-      download_files.py  an LMS download read as files (never followed, never trusted for names)
-      preprocessors.py   the kit's own preprocessors in nbgrader's chains
-      speed.py           the grader's speed tricks, in one room (an import skipped, gradebook engines shared)
-      stop_signals.py    SIGTERM and a closed terminal stop a command as Ctrl-C does
+      plain_values.py    the only data that crosses back from the student's process: plain values, strictly decoded
     1 course_config.py   a course's ``nbgrader_config.py``, read as nbgrader reads it, checked
       course.py          the course folder: read once per command, the state commands check
-      faults.py          faults of the machine (a full disk, a locked gradebook), one sentence each
       course_lock.py     one ``autograde`` per course at a time
-      roster.py          the class list (Canvas's export, or nbgrader's)
-      notebook_chains.py nbgrader's sanitizing and autograding chains as the kit runs them
-      collect_ledger.py  what a ``collect --from`` has written so far (a killed one resumes)
-      download_plan.py   which file of a download is whose: the newest attempt, conflicts set aside
+      lms/               an LMS's downloads read as files, whose each is, the class list (its map: its ``__init__.py``)
     2 sandbox/           one student's notebook run so that nothing in it decides its grade
       checks.py          the test cells' library (``student()``, ``check()``), used in the sandbox
       method_checks.py   how an answer was computed (backward calls, gradients, grad_fn), asked in the student's process
-      submission.py      one submitted folder read and staged (never followed, never changed)
-      notebook_outputs.py what a notebook's outputs may hold, checked before nbgrader or a page sees them
-      released_files.py  the files a student receives beside the notebooks (nbgrader's release picks them)
+      notebook/          one notebook's grading around the sandbox: the submission read, nbgrader's chains and
+                         the kit's preprocessors, what outputs may hold, the released files, written answers
     3 autograde/         one grading run, a module per step (its map is in ``autograde/__init__.py``)
-      local_grading.py   one notebook graded on the spot (``check`` and the release proof)
-      kit_exercises.py   the kit's own exercise behind a learner's copy: its hidden tests, for ``check``
       temporary.py       one temporary folder per command, removed even after a kill
-    4 course_init.py     ``kitgrade init``
-      release.py         ``kitgrade release``: generated, proven, into the exchange
-      collect.py         ``kitgrade collect``: from the exchange or LMS downloads
-      exchange_collect.py nbgrader's collect from its plain exchange, a submission's regular files only
+    4 commands/          ``init``, ``release`` (and its proof), ``collect``, ``export``, ``summary``, ``check``
+                         (its map: its ``__init__.py``)
       hub_exchange/      nbgrader's exchange as the kit's JupyterHub uses it (its map: its ``__init__.py``)
       feedback/          ``kitgrade feedback``: nbgrader's pages, the kit's where one cannot be made (its map: its ``__init__.py``)
-      export.py          ``kitgrade export``: nbgrader's CSV and the LMS's
-      summary.py         ``kitgrade summary``: what the class got wrong
-      summary_page.py    the summary's terminal table and HTML page, its figures embedded
-      check.py           ``kitgrade check``: a student runs their notebook's tests (not checks.py)
-      report.py          old name of ``autograde/report.py``, kept for old imports
-      cluster.py         old name of ``autograde/dask_executor.py``, kept for old imports
     5 cli/               the command line: a module per family of commands, the arguments, exit statuses
       console.py         the ``kitgrade`` console script: the command line, or the extra to install
 
-Alike names: ``check.py`` is the student's command, ``checks.py`` the library their notebook's
-test cells call; ``course.py`` is a course as a command reads it, ``course_config.py`` how its
-``nbgrader_config.py`` is read and checked, ``course_init.py`` the command that makes one.
+Alike names: ``commands/check.py`` is the student's command, ``checks.py`` the library their
+notebook's test cells call; ``course.py`` is a course as a command reads it, ``course_config.py``
+how its ``nbgrader_config.py`` is read and checked, ``commands/course_init.py`` the command that
+makes one.
 """

@@ -8,7 +8,7 @@ A test cell asks for the student's answers with ``student("code")`` and checks t
 In a notebook's kernel (a student working, plain nbgrader) ``student`` runs the code right there.
 When ``kitgrade`` grades, a test cell that uses ``student`` runs in the grader's own process
 instead: ``student`` sends the code to the student's process and receives only the value, as plain
-data (``grader.sandbox.values``). Either way the test sees the same plain values: numbers, strings,
+data (``grader.plain_values``). Either way the test sees the same plain values: numbers, strings,
 lists, tuples, dicts, NumPy arrays (a tensor arrives as its array), ``StudentException`` for an
 exception object, ``Opaque`` for anything else.
 
@@ -25,7 +25,7 @@ import sys
 import numpy as np
 
 from .method_checks import GradientLog, backward_calls, hook_calls, record_gradients, with_grad_fn
-from .sandbox.values import Opaque, StudentException, plain
+from .plain_values import Opaque, StudentException, plain
 from .student_language import raised, say
 
 __all__ = ["student", "student_batch", "check", "check_close", "describe", "Opaque", "StudentException",

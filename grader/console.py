@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from .errors import missing_extra
+from .foundations.errors import missing_extra
 
 
 def kitgrade() -> int:

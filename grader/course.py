@@ -19,8 +19,8 @@ from course_files.student_versions import ensure_nbgrader_tools_on_path
 from traitlets.config import Config
 
 from .course_config import CONFIG_FILE, find_course_root, load_course_config
-from .errors import UsageError
-from .settings import KitGrade, preload_for
+from .foundations.errors import UsageError
+from .foundations.settings import KitGrade, preload_for
 
 #: Notebook metadata key (in the instructor's source notebook) holding the kit's per-assignment policy.
 POLICY_KEY = "kitgrade"

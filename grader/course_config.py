@@ -26,7 +26,7 @@ from traitlets.config import Config, LazyConfigValue
 from traitlets.config.application import Application
 from traitlets.config.loader import PyFileConfigLoader
 
-from .errors import UsageError
+from .foundations.errors import UsageError
 
 CONFIG_FILE = "nbgrader_config.py"
 
@@ -118,7 +118,7 @@ def _configurable_classes() -> dict[str, type]:
     """Every class a course's config may set (nbgrader's own, as ``nbgrader --help-all`` lists them, and the kit's)."""
     from nbgrader.apps.nbgraderapp import NbGraderApp
 
-    from .settings import KitGrade
+    from .foundations.settings import KitGrade
 
     classes = {cls.__name__: cls for cls in NbGraderApp().all_configurable_classes()}
     classes[KitGrade.__name__] = KitGrade

@@ -12,7 +12,7 @@ import fcntl
 import os
 from contextlib import contextmanager
 
-from .errors import UsageError
+from .foundations.errors import UsageError
 
 
 class CourseBusy(UsageError):

@@ -38,10 +38,10 @@ MESSAGES = {
     # grader/sandbox/trusted_tests.py: the only output of a hidden part that failed
     "hidden_count": {"en": "{passed} of {total} hidden checks passed", "zh": "{total} 项隐藏检查中通过了 {passed} 项"},
     "hidden_rest": {"en": "; the others could not run", "zh": "；其余的未能运行"},
-    # grader/preprocessors.py: a hidden-test cell's error in feedback, its message left out
+    # grader/notebook/preprocessors.py: a hidden-test cell's error in feedback, its message left out
     "details_hidden": {"en": "{ename} (details hidden: this cell holds hidden tests)",
                        "zh": "{ename}（详情已隐藏：这个单元含有隐藏测试）"},
-    # grader/check.py: kitgrade check's lines
+    # grader/commands/check.py: kitgrade check's lines
     "PASS": {"en": "PASS", "zh": "通过"},
     "PARTIAL": {"en": "PARTIAL", "zh": "部分通过"},
     "FAIL": {"en": "FAIL", "zh": "未通过"},
@@ -57,7 +57,7 @@ MESSAGES = {
                 "zh": "；另有 {points} 分属于书面作答，由你的老师评分"},
     "total": {"en": "total: {score}/{max_score} (visible tests; hidden tests run when your instructor grades{by_hand})",
               "zh": "合计：{score}/{max_score}（可见测试；隐藏测试在老师评分时运行{by_hand}）"},
-    # grader/check.py on a copy of one of the kit's own exercises (grader/kit_exercises.py)
+    # grader/commands/check.py on a copy of one of the kit's own exercises (grader/commands/kit_exercises.py)
     "total_hidden": {"en": "total: {score}/{max_score} (visible and hidden tests of the kit's exercise {exercise}; a "
                            "hidden check says only how many passed{by_hand})",
                      "zh": "合计：{score}/{max_score}（本套件练习 {exercise} 的可见测试和隐藏测试；隐藏检查只报告通过了几项{by_hand}）"},

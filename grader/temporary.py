@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from multiprocessing.util import Finalize, get_temp_dir
 from pathlib import Path
 
-from .errors import OUTER_TMPDIR, UsageError
+from .foundations.errors import OUTER_TMPDIR, UsageError
 
 PREFIX = "kitgrade-"
 MULTIPROCESSING_NOTE = "multiprocessing-folder"

@@ -23,8 +23,9 @@ import time
 import uuid
 from pathlib import Path
 
-from .. import temporary, versions
-from ..faults import describe, error_text
+from .. import temporary
+from ..foundations import versions
+from ..foundations.faults import describe, error_text
 from ..sandbox.zygote import ZygoteFailed
 from .task import execute_prepared, not_gradable, prepare_task
 

@@ -22,11 +22,11 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
-from ..faults import describe, error_text
+from ..foundations.faults import describe, error_text
 from ..sandbox import spare_zygotes
 from ..sandbox import workers as grading_workers
-from ..speed import before_forking_workers, forget_gradebook_engines
-from ..stop_signals import stops_deferred
+from ..foundations.speed import before_forking_workers, forget_gradebook_engines
+from ..foundations.stop_signals import stops_deferred
 from ..sandbox.zygote import ZygoteFailed
 from .task import execute_submission_notebook
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from ..atomic import write_json
+from ..foundations.atomic import write_json
 from ..course import KIT_DIR, Course
-from ..versions import kit_versions
+from ..foundations.versions import kit_versions
 
 GRADED = f"{KIT_DIR}/graded"
 

@@ -14,8 +14,8 @@ from nbgrader.converters.base import NbGraderException
 from traitlets.config import Config
 
 from ..course import KIT_DIR, Course
-from ..faults import describe, error_text, logged_errors
-from ..notebook_chains import autograde_preprocessors, sanitize_preprocessors
+from ..foundations.faults import describe, error_text, logged_errors
+from ..notebook.notebook_chains import autograde_preprocessors, sanitize_preprocessors
 
 STAGED = f"{KIT_DIR}/staged"
 #: nbgrader's own log while it grades (its errors are caught and reported by the kit)
@@ -68,7 +68,7 @@ def grade_student(run, student: str) -> str | None:
 
 def nbgrader_failed(error: BaseException) -> str:
     """Why a student is not graded when nbgrader failed on their notebooks (not the machine): one
-    line, no traceback. The notebooks passed the kit's checks (``grader.notebook_outputs``), so this
+    line, no traceback. The notebooks passed the kit's checks (``grader.notebook.notebook_outputs``), so this
     is a case the kit does not know yet."""
     text = str(error).strip().splitlines()[0][:160] if str(error).strip() else ""
     return (f"nbgrader could not grade this submission ({type(error).__name__}{': ' + text if text else ''}); "

@@ -1,7 +1,7 @@
 """The instructor's report of an autograde run: every student's score, and every reason.
 
 A score is nbgrader's (the gradebook's); where written answers still wait for a manual grade
-(``grader.manual_grades``) the report says how many points wait, and that the score is not final.
+(``grader.notebook.manual_grades``) the report says how many points wait, and that the score is not final.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import warnings
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from ..atomic import write_json, write_whole
+from ..foundations.atomic import write_json, write_whole
 from ..course import Course
-from ..faults import describe
-from ..manual_grades import awaiting_in, kept_for_review_in, points
-from ..student_text import for_spreadsheet, for_terminal
+from ..foundations.faults import describe
+from ..notebook.manual_grades import awaiting_in, kept_for_review_in, points
+from ..foundations.student_text import for_spreadsheet, for_terminal
 from .ledger import Ledger
 from .results import ReportNotWritten, StudentResult
 

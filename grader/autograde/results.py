@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import EnvironmentFault
+from ..foundations.errors import EnvironmentFault
 
 
 @dataclass

@@ -22,14 +22,14 @@ from dataclasses import dataclass
 
 from ..course import KIT_DIR, Course, ensure_nbgrader_tools_on_path
 from ..course_lock import grading_lock
-from ..errors import EnvironmentFault
-from ..faults import describe
-from ..progress import ProgressBar
+from ..foundations.errors import EnvironmentFault
+from ..foundations.faults import describe
+from ..foundations.progress import ProgressBar
 from ..sandbox.bubblewrap import require_sandbox
 from ..sandbox.scratch import run_folder
-from ..settings import worker_count
-from ..speed import shared_gradebook_engines
-from ..stop_signals import stops_as_keyboard_interrupt
+from ..foundations.settings import worker_count
+from ..foundations.speed import shared_gradebook_engines
+from ..foundations.stop_signals import stops_as_keyboard_interrupt
 from .changes import changed_grades
 from .gradebook_records import GradebookRecords
 from .ledger import Ledger

@@ -7,10 +7,10 @@ import shutil
 
 import nbformat
 
-from ..faults import describe
-from ..released_files import read_released_files
+from ..foundations.faults import describe
+from ..notebook.released_files import read_released_files
 from ..sandbox.policy import policy_for
-from ..submission import SubmissionUnreadable, grade_ids, stage_submission
+from ..notebook.submission import SubmissionUnreadable, grade_ids, stage_submission
 from .recording import STAGED
 
 

@@ -1,5 +1,5 @@
 """A run stopped by the instructor (Ctrl-C, SIGTERM, a closed terminal) stops cleanly and says so
-(how SIGTERM and SIGHUP become Ctrl-C: ``grader/stop_signals.py``)."""
+(how SIGTERM and SIGHUP become Ctrl-C: ``grader/foundations/stop_signals.py``)."""
 
 from __future__ import annotations
 

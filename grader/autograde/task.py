@@ -14,12 +14,12 @@ from pathlib import Path
 
 import nbformat
 
-from ..faults import describe, error_text
-from ..notebook_chains import instructor_sources, keep_warnings_harmless, sanitize
-from ..notebook_outputs import gate_notebook
+from ..foundations.faults import describe, error_text
+from ..notebook.notebook_chains import instructor_sources, keep_warnings_harmless, sanitize
+from ..notebook.notebook_outputs import gate_notebook
 from ..sandbox import workers as grading_workers
 from ..sandbox.policy import SandboxPolicy
-from ..speed import shared_gradebook_engines
+from ..foundations.speed import shared_gradebook_engines
 
 
 def prepare_task(task: dict) -> dict:

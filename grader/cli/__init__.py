@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 
 from ..course import KIT_DIR
-from ..errors import INTERNAL_ERROR, UsageError, log_internal_error, missing_extra
-from ..faults import describe
+from ..foundations.errors import INTERNAL_ERROR, UsageError, log_internal_error, missing_extra
+from ..foundations.faults import describe
 from ..temporary import in_process_folder
 from .arguments import build_parser
 
@@ -35,7 +35,7 @@ OUTPUT_CLOSED = 128 + 13
 def command() -> int:
     """Entry point of the ``kitgrade`` console script (and ``python -m grader.cli``): ``main``, in a
     process that ends when it returns."""
-    from .. import speed
+    from ..foundations import speed
     from ..sandbox import spare_zygotes
 
     spare_zygotes.allow()  # this process is the command: it may fork its workers (``autograde``, ``check``)
@@ -47,8 +47,8 @@ def command() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one ``kitgrade`` command (``argv``, or the command line's); return its exit status."""
-    from .. import speed  # noqa: F401  (first: it spares every command an import, see speed.py)
-    from ..student_text import escaped_terminal
+    from ..foundations import speed  # noqa: F401  (first: it spares every command an import, see speed.py)
+    from ..foundations.student_text import escaped_terminal
 
     try:
         with escaped_terminal():  # student text in any message is shown escaped, never acted on by the terminal

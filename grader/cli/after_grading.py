@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 from ..course import KIT_DIR, Course
-from ..errors import UsageError
-from ..student_text import for_terminal
+from ..foundations.errors import UsageError
+from ..foundations.student_text import for_terminal
 from .preflight import find_course, will_write
 
 
 def cmd_summary(args) -> int:
-    from ..summary import summarize
+    from ..commands.summary import summarize
 
     course = find_course(args)
     course.require_assignment(args.assignment)
@@ -27,7 +27,7 @@ def cmd_summary(args) -> int:
 
 def cmd_feedback(args) -> int:
     from ..feedback import generate_feedback
-    from ..release import exchange_root
+    from ..commands.release import exchange_root
 
     course = find_course(args)
     course.require_assignment(args.assignment)
@@ -83,14 +83,14 @@ def awaiting_manual(course: Course, assignment: str) -> list[str]:
     """The students with written answers of ``assignment`` still waiting for a manual grade."""
     from nbgrader.api import Gradebook
 
-    from ..manual_grades import awaiting_by_student
+    from ..notebook.manual_grades import awaiting_by_student
 
     with Gradebook(course.db_url, course.course_id) as gradebook:
         return list(awaiting_by_student(gradebook, assignment))
 
 
 def cmd_export(args) -> int:
-    from ..export import AwaitingManualGrades, export_grades
+    from ..commands.export import AwaitingManualGrades, export_grades
 
     course = find_course(args)
     written = [] if args.dry_run else [p if p.is_absolute() else course.root / p

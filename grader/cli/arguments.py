@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..settings import CELL_TIMEOUT
+from ..foundations.settings import CELL_TIMEOUT
 from .after_grading import cmd_export, cmd_feedback, cmd_summary
 from .collecting import cmd_collect
 from .course_setup import cmd_init, cmd_release
@@ -60,7 +60,7 @@ class _Versions(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, help="print the kit's and nbgrader's versions and exit")
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from ..versions import kit_versions
+        from ..foundations.versions import kit_versions
 
         print(" ".join(f"{name} {version}" for name, version in kit_versions().items()))
         parser.exit()

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..course import KIT_DIR
-from ..errors import UsageError
+from ..foundations.errors import UsageError
 from .preflight import find_course, will_write
 
 
 def cmd_collect(args) -> int:
-    from ..collect import collect_from_downloads, collect_from_exchange
+    from ..commands.collect import collect_from_downloads, collect_from_exchange
 
     course = find_course(args)
     course.require_assignment(args.assignment, released=True)

@@ -8,7 +8,7 @@ from .preflight import find_course, will_write
 
 
 def cmd_init(args) -> int:
-    from ..course_init import init_course, kit_exercises
+    from ..commands.course_init import init_course, kit_exercises
 
     exercises = Path(args.exercises) if args.exercises else kit_exercises()
     result = init_course(Path(args.directory), args.course_id, exercises,
@@ -27,7 +27,7 @@ def cmd_init(args) -> int:
 
 
 def cmd_release(args) -> int:
-    from ..release import check_exchange, exchange_root, generate_release, prove_release, release_to_exchange
+    from ..commands.release import check_exchange, exchange_root, generate_release, prove_release, release_to_exchange
 
     course = find_course(args)
     assignments = args.assignments or course.assignments()

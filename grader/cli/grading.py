@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 
 from ..course import KIT_DIR
-from ..errors import UsageError
-from ..stop_signals import stops_as_keyboard_interrupt
+from ..foundations.errors import UsageError
+from ..foundations.stop_signals import stops_as_keyboard_interrupt
 from .preflight import find_course, will_write
 
 
@@ -82,7 +82,7 @@ def start_zygotes(args) -> None:
     """Start a zygote for each worker the run may fork (``grader/sandbox/spare_zygotes.py``): at most
     one per core and per student named (a worker beyond them starts its own)."""
     from ..sandbox import bubblewrap, spare_zygotes
-    from ..settings import default_workers
+    from ..foundations.settings import default_workers
 
     if bubblewrap.unavailable_because() is None or args.unsafe_no_sandbox:  # (else the run refuses, and says why)
         spare_zygotes.start(min(args.workers or default_workers(), default_workers(), len(args.student or ()) or 1 << 16))
@@ -91,7 +91,7 @@ def start_zygotes(args) -> None:
 def load_zygotes(course, assignment: str, students: list[str], workers: int | None) -> None:
     """Keep as many zygotes as the run's workers, loading what ``autograde`` itself will ask of them."""
     from ..sandbox import spare_zygotes, workers as grading_workers
-    from ..settings import worker_count
+    from ..foundations.settings import worker_count
 
     notebooks = len(students) * max(1, len(course.source_notebooks(assignment)))
     spare_zygotes.load(min(worker_count(workers, course.settings()), notebooks),

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from ..course import Course
-from ..faults import require_gradebook, require_writable
+from ..foundations.faults import require_gradebook, require_writable
 
 
 def find_course(args) -> Course:

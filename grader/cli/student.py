@@ -1,11 +1,11 @@
-"""``kitgrade check``: a student runs their notebook's tests (the work is in ``grader/check.py``)."""
+"""``kitgrade check``: a student runs their notebook's tests (the work is in ``grader/commands/check.py``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import UsageError
-from ..stop_signals import stops_as_keyboard_interrupt
+from ..foundations.errors import UsageError
+from ..foundations.stop_signals import stops_as_keyboard_interrupt
 
 
 def cmd_check(args) -> int:
@@ -24,7 +24,7 @@ def cmd_check(args) -> int:
             # it starts up while this process imports nbgrader (``spare_zygotes``); where bubblewrap
             # cannot run, behind the kit's own walls (docs/threat-model.md)
             spare_zygotes.start(1)
-            from ..check import check_notebook
+            from ..commands.check import check_notebook
 
             return check_notebook(path, timeout=args.timeout)
         finally:

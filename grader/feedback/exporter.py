@@ -1,7 +1,7 @@
 """The feedback page as nbconvert makes it: nbgrader's template (``grader/templates/kit_feedback``
 extends it), the kit's preprocessors before it, and the filters it calls.
 
-- The exporter: every output checked again (``grader.notebook_outputs``) before anything else
+- The exporter: every output checked again (``grader.notebook.notebook_outputs``) before anything else
   sees the notebook, so one autograded before the check, or changed since, shows "an output was
   not kept, because …" where nbconvert would have stopped; markdown (the student's among it)
   cleaned as outputs are; formulas as MathML (``formulas.py``); the page's head carrying the
@@ -15,11 +15,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..notebook_outputs import gate_notebook
-from ..preprocessors import HideHiddenTests
+from ..notebook.notebook_outputs import gate_notebook
+from ..notebook.preprocessors import HideHiddenTests
 from ..sandbox.trusted_tests import is_trusted_test
 from ..student_language import notebook_language
-from ..student_text import clean_html, with_csp
+from ..foundations.student_text import clean_html, with_csp
 from .formulas import latex_output, mathml_renderer
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"

@@ -19,7 +19,7 @@ import re
 
 from latex2mathml.converter import convert
 
-from ..student_text import for_html
+from ..foundations.student_text import for_html
 
 # what a text/latex output holds around its formula (sympy writes $\displaystyle ...$)
 _DELIMITED = re.compile(r"^\s*(?:\$\$(?P<a>.*)\$\$|\$(?P<b>.*)\$|\\\[(?P<c>.*)\\\]|\\\((?P<d>.*)\\\))\s*$", re.S)

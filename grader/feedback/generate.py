@@ -10,11 +10,11 @@ from pathlib import Path
 from course_files import notebook_language
 from traitlets.config import Config
 
-from ..atomic import write_whole
+from ..foundations.atomic import write_whole
 from ..course import Course, ensure_nbgrader_tools_on_path
-from ..errors import EnvironmentFault
-from ..faults import describe, logged_errors
-from ..student_text import CSP_META, with_csp
+from ..foundations.errors import EnvironmentFault
+from ..foundations.faults import describe, logged_errors
+from ..foundations.student_text import CSP_META, with_csp
 from .exporter import TEMPLATES, HideHiddenTestsOfTheKit, feedback_exporter, nbgrader_templates, pending_grades
 from .pages import for_student, not_graded_page, unrendered_page
 
@@ -43,7 +43,7 @@ def generate_feedback(course: Course, assignment: str, hide_hidden_tests: bool =
     config.merge(Config({"GenerateFeedback": {"preprocessors": preprocessors}, "BaseConverter": {"force": True},
                          # a student's markup in an output or a markdown cell is shown, never run
                          "HTMLExporter": {"sanitize_html": True,
-                                          "filters": {"clean_html": "grader.student_text.clean_html"},
+                                          "filters": {"clean_html": "grader.foundations.student_text.clean_html"},
                                           # nbgrader's page, with pending written answers said to be pending
                                           "template_name": "kit_feedback",
                                           "extra_template_basedirs": [str(TEMPLATES), nbgrader_templates()]}}))

@@ -13,7 +13,7 @@ shown. Every text is escaped; every page carries the kit's Content-Security-Poli
 
 from __future__ import annotations
 
-from ..student_text import CSP_META, for_html
+from ..foundations.student_text import CSP_META, for_html
 
 #: what a finding of a failed hidden check says (``grader/sandbox/supervisor.py``): for the instructor only
 HIDDEN_CHECK_FAILED = "hidden check failed"

@@ -7,7 +7,7 @@ import os
 import pwd
 import stat
 
-from ..download_files import read_as_file
+from ..lms.download_files import read_as_file
 
 RECEIVED = "received"
 #: nbgrader's own timestamp format (``parse_utc`` reads it back)

@@ -7,7 +7,7 @@ act as her, through the grader service's API, on the course. Two walls, each eno
 * **Sanitized notebooks.** nbconvert renders a notebook to HTML for the formgrader and for
   ``/nbconvert/``; its ``sanitize_html`` (off by default) cleans the outputs, and the formgrader's
   template renders markdown cells (a written answer) without it. This extension gives the formgrader
-  an exporter that cleans both with the kit's allow-list (``grader.student_text.clean_html``: no
+  an exporter that cleans both with the kit's allow-list (``grader.foundations.student_text.clean_html``: no
   script, event handler, ``javascript:`` link or picture fetched from an address);
   ``c.HTMLExporter.sanitize_html`` in the service's configuration cleans ``/nbconvert/``'s outputs.
 * **A Content-Security-Policy without inline scripts** on every page the service sends, computed as the
@@ -117,14 +117,14 @@ def _load_jupyter_server_extension(serverapp):
 
 def inert_exporter(config):
     """nbconvert's HTML exporter with every piece of a student's markup cleaned by the kit's allow-list
-    (``grader.student_text.clean_html``): outputs (``sanitize_html``) and markdown cells, which the
+    (``grader.foundations.student_text.clean_html``): outputs (``sanitize_html``) and markdown cells, which the
     formgrader's template renders without nbconvert's cleaning (as nbgrader's feedback template does,
     where ``grader/feedback.py`` cleans them the same way)."""
     from jinja2 import pass_context
     from nbconvert.exporters import HTMLExporter
     from traitlets.config import Config
 
-    from ..student_text import clean_html
+    from ..foundations.student_text import clean_html
 
     class InertHTMLExporter(HTMLExporter):
         @pass_context
@@ -133,7 +133,7 @@ def inert_exporter(config):
 
     merged = Config(config)
     merged.merge(Config({"HTMLExporter": {"sanitize_html": True,
-                                          "filters": {"clean_html": "grader.student_text.clean_html"}}}))
+                                          "filters": {"clean_html": "grader.foundations.student_text.clean_html"}}}))
     return InertHTMLExporter(config=merged)
 
 

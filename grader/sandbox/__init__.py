@@ -6,7 +6,8 @@ Rooms, one defence each (read them in this order):
 * ``supervisor.py``  the trusted side: drives the notebook cell by cell, keeps time and size, runs
                      trusted tests (``trusted_tests.py``) in its own process
 * ``protocol.py``    the messages between supervisor and student's process, and how they are read
-* ``values.py``      the only data that crosses back: plain values, strictly decoded
+* ``grader/plain_values.py`` the only data that crosses back: plain values, strictly decoded (beside the
+                     sandbox, bound file by file as ``grader/checks.py`` is, which the test cells import it through)
 * ``bubblewrap.py``  the first wall: the zygote runs in bubblewrap, on an allow-list of files
                      (``allow_list.py``: what may be read; read once before the local workers are
                      forked: ``allow_list_read.py``)
@@ -25,6 +26,8 @@ Rooms, one defence each (read them in this order):
 * ``seccomp.py``     no new process, no other program, no keyring: what Docker refuses, and more
 * ``audit.py``       the audit hook that explains refusals
 * ``recorder.py``    outputs into nbformat
+* ``outputs.py``     what an output may hold (nbformat's schema and the kit's limits), clipped, within
+                     the notebook's budget
 * ``guard.py``       puts back the machinery plain (in-process) nbgrader test cells rely on
 * ``shell.py``       the IPython shell, as a kernel's
 * ``scratch.py``     the scratch folder and the assignment's data files

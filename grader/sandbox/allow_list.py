@@ -26,7 +26,7 @@ IMPORTABLE_DISTRIBUTIONS = ("numpy", "matplotlib", "ipython", "ipykernel", "ipyw
 #: The kit's own importable code, relative to its package root: the engine, the checks a trusted
 #: test uses, and the sandbox the zygote and the student's process run (nothing else of the checkout).
 KIT_PATHS = ("autograd_core", "grader/__init__.py", "grader/checks.py", "grader/method_checks.py", "grader/student_language.py",
-             "grader/script_tasks.py", "grader/sandbox")
+             "grader/script_tasks.py", "grader/plain_values.py", "grader/sandbox")
 #: Files of /etc a Python process reads: the dynamic linker's cache, the time zone, font configuration.
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/fonts")
 #: Fonts for matplotlib besides its own.

@@ -108,7 +108,7 @@ def unavailable_because() -> str | None:
 
 def require_sandbox(settings) -> None:
     """Refuse to grade without the sandbox unless the instructor asked for it (``unsafe_no_sandbox``)."""
-    from ..errors import UsageError
+    from ..foundations.errors import UsageError
 
     why = unavailable_because()
     if why and getattr(settings, "unsafe_no_sandbox", False):

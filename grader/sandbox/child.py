@@ -27,7 +27,7 @@ from .audit import AuditHook
 from .guard import bound_names, worth_reporting
 from .protocol import SETUP_FAULT, send
 from .recorder import clip
-from .values import encode
+from ..plain_values import encode
 
 
 class Channels(NamedTuple):

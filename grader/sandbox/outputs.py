@@ -1,7 +1,7 @@
 """What an output may hold, and the outputs a student's process sends for a cell: each checked by
 that one rule (``output_problem``: nbformat's schema, strictly, and the kit's limits), clipped, and
 kept within the notebook's budget (a test's error output always, since it is what makes nbgrader
-score a test as failed). ``grader/notebook_outputs.py`` applies the same rule to a notebook as a
+score a test as failed). ``grader/notebook/notebook_outputs.py`` applies the same rule to a notebook as a
 whole and to a submitted file's saved outputs (its docstring says what the rule refuses, and why)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What one graded notebook may do and how much of the machine it may use, built in one place.
 
-The numbers come from the course's settings (``grader.settings.KitGrade``, where every default
+The numbers come from the course's settings (``grader.foundations.settings.KitGrade``, where every default
 lives); ``autograde``, the release proof and ``check`` all build their policy with ``policy_for``.
 """
 

@@ -13,7 +13,7 @@ Replies (student's process -> supervisor)::
 
     {"ready": true, "landlock": bool}                     set up (whether Landlock could be applied)
     {"ran": i, "outputs": [...], "execution_count": n, "error": bool, "notes": [...]}
-    {"probed": i, "value": <values.encode>}               (what a probe prints is not kept)
+    {"probed": i, "value": <plain_values.encode>}         (what a probe prints is not kept)
     {"probed": i, "error": {"ename", "evalue", "traceback"}}
 
 The supervisor reads with a deadline checked on every read (a process that keeps writing cannot

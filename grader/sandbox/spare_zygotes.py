@@ -45,7 +45,7 @@ def start(count: int) -> None:
     """Start ``count`` zygotes (at most ``MOST``), which wait for ``load`` to say what to load. One
     that cannot be started (no process left to the account, an allow-list that cannot be read) is
     not: its worker starts its own, and says why at its first notebook if it cannot either."""
-    from ..stop_signals import stops_deferred
+    from ..foundations.stop_signals import stops_deferred
     from .zygote import Zygote
 
     if not _SPARES["allowed"] or _SPARES["started"]:

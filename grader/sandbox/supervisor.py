@@ -32,7 +32,7 @@ from .policy import SandboxPolicy
 from .protocol import TOO_MANY_THREADS, Closed, ProtocolError, Reader, TimedOut, as_unicode, send
 from .recorder import clip
 from .trusted_tests import TrustedSide, is_trusted_test
-from .values import ValueRejected, decode
+from ..plain_values import ValueRejected, decode
 from .zygote import ZygoteFailed
 
 #: Seconds an interrupted cell gets to stop before its process is killed.

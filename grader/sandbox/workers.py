@@ -22,7 +22,7 @@ _STATE: dict = {"preload": [], "zygotes": {}}
 
 #: What the forkserver of the local workers imports once, before it forks them: the grader's speed
 #: tricks first, the command's own module, what a worker runs, and the sandbox's allow-list.
-FORKSERVER_PRELOAD = ["grader.speed", "__main__", "grader.autograde.task", "grader.sandbox.allow_list_read"]
+FORKSERVER_PRELOAD = ["grader.foundations.speed", "__main__", "grader.autograde.task", "grader.sandbox.allow_list_read"]
 
 
 def start_forkserver() -> None:

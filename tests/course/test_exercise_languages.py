@@ -138,7 +138,7 @@ def test_build_refuses_a_source_translated_only_in_part(tmp_path):
 
 
 def test_kitgrade_init_and_the_class_file_offer_every_set_in_both_languages():
-    from grader.course_init import exercise_folders
+    from grader.commands.course_init import exercise_folders
 
     staged = {folder.name for folder in exercise_folders(EXERCISES)}
     sets = {build.parse(source)[0][0].split("/")[0] for source in SOURCES}
@@ -151,7 +151,7 @@ def test_kitgrade_init_and_the_class_file_offer_every_set_in_both_languages():
 
 
 def test_feedback_keeps_a_chinese_hidden_count_and_nothing_else_of_a_hidden_cell():
-    from grader.preprocessors import HIDDEN_COUNT
+    from grader.notebook.preprocessors import HIDDEN_COUNT
 
     assert HIDDEN_COUNT.match("5 项隐藏检查中通过了 3 项") and HIDDEN_COUNT.match("5 项隐藏检查中通过了 3 项；其余的未能运行")
     assert HIDDEN_COUNT.match("3 of 5 hidden checks passed")
@@ -189,7 +189,7 @@ def evaluate(model, x):
 
 
 def test_kitgrade_check_grades_a_chinese_notebook_in_chinese(tmp_path):
-    from grader.check import check_notebook
+    from grader.commands.check import check_notebook
 
     _, zh = built(EXERCISES / "_src" / "ps3_extending_autograd.txt")["zh"]
     for cell in zh.cells:
@@ -217,7 +217,7 @@ def test_kitgrade_check_grades_a_chinese_notebook_in_chinese(tmp_path):
 
 
 def test_feedback_hides_a_hidden_cells_message_in_the_notebooks_language():
-    from grader.preprocessors import HideHiddenTests
+    from grader.notebook.preprocessors import HideHiddenTests
 
     def graded(language, evalue):
         cell = nbformat.v4.new_code_cell("check(True, 'a', 1, 1, 1)\n### BEGIN HIDDEN TESTS\ncheck(x == 3, ...)\n"
@@ -314,7 +314,7 @@ SIN_TESTS = ("test_sin_points", "test_sin_derivative", "test_sin_plot")
                        for name in SIN_TESTS[:2]}),
 ])
 def test_a_script_task_left_blank_reads_not_answered_yet(tmp_path, language, answer, expected):
-    from grader.check import check_notebook
+    from grader.commands.check import check_notebook
 
     _, nb = built(EXERCISES / "_src" / "ps1_autograd_basics.txt")[language]
     for cell in nb.cells:

@@ -41,7 +41,7 @@ def make_course(root: Path) -> Path:
     (nbgrader's ``generate_assignment`` only: these tests need a released assignment, not its proof)."""
     from grader.cli import main as kitgrade
     from grader.course import Course
-    from grader.release import generate_release
+    from grader.commands.release import generate_release
 
     assert kitgrade(["init", str(root), "--course-id", "ad101", "--exercises", str(FIXTURES / "exercises")]) == 0
     generate_release(Course(root), ASSIGNMENT)

@@ -45,7 +45,7 @@ nbgrader.__version__ = "0.8.0"
 #: A worker that dies while the instructor's process checks its versions (the first one to be asked).
 DIES_IN_VERSION_CHECK = """
 import os
-import grader.versions as versions
+import grader.foundations.versions as versions
 
 real = getattr(versions.kit_versions, "real", versions.kit_versions)  # a preload may be run twice
 

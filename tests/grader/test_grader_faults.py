@@ -212,7 +212,7 @@ def test_killing_the_run_stops_its_workers_within_seconds(course, tmp_path):
 _STOPPED_WHILE_CLOSING = """
 import os, signal, threading
 from grader.autograde.executors import LocalExecutor
-from grader.stop_signals import stops_as_keyboard_interrupt
+from grader.foundations.stop_signals import stops_as_keyboard_interrupt
 
 executor = LocalExecutor(2, None, [])
 executor.start()  # the workers start their zygotes, which takes seconds
@@ -325,7 +325,7 @@ def test_a_run_killed_midway_keeps_what_it_graded_and_the_rerun_grades_only_the_
 
 DEFERRED = """
 import os, signal
-from grader.stop_signals import stops_as_keyboard_interrupt, stops_deferred
+from grader.foundations.stop_signals import stops_as_keyboard_interrupt, stops_deferred
 
 for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     with stops_as_keyboard_interrupt():

@@ -260,7 +260,7 @@ def worker():
     """This process as a grading worker with no module preloaded; its zygotes ended afterwards."""
     from grader.sandbox import supervisor, workers  # noqa: F401  (imported now: not while a test times its notebook)
     from grader.sandbox.policy import SandboxPolicy, policy_for
-    from grader.settings import KitGrade
+    from grader.foundations.settings import KitGrade
 
     workers._STATE.update(preload=[], zygotes={})
     policy: SandboxPolicy = policy_for(KitGrade())

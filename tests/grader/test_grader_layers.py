@@ -48,6 +48,38 @@ def test_the_import_graph_has_no_cycle_counting_imports_inside_functions():
     assert not cycle, f"import cycle: {' -> '.join(cycle)}"
 
 
+def test_no_import_cycle_between_the_packages_and_modules_of_the_map():
+    """A subpackage taken whole: ``sandbox/`` may use ``checks.py`` only if ``checks.py`` uses nothing of ``sandbox/``."""
+    cycle = layer_maps.a_cycle(layer_maps.unit_graph(import_graph()))
+    assert not cycle, f"import cycle between units of the map: {' -> '.join(cycle)}"
+
+
+def test_the_package_cycle_check_sees_a_circle_through_two_modules_of_a_package(tmp_path, monkeypatch):
+    """Modules without a cycle among them (a -> pkg/x, pkg/y -> a) still close one between ``a`` and ``pkg/``."""
+    fake = tmp_path / "grader"
+    (fake / "pkg").mkdir(parents=True)
+    (fake / "pkg" / "__init__.py").write_text("")
+    (fake / "pkg" / "x.py").write_text("X = 1\n")
+    (fake / "pkg" / "y.py").write_text("from ..a import A\n")
+    (fake / "a.py").write_text("from .pkg.x import X\nA = X\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    test_the_import_graph_has_no_cycle_counting_imports_inside_functions()  # no cycle between modules
+    with pytest.raises(AssertionError, match="a -> pkg -> a"):
+        test_no_import_cycle_between_the_packages_and_modules_of_the_map()
+
+
+def test_each_package_of_the_map_names_its_modules():
+    """Every subpackage's docstring is its map: it names each of its modules (``foundations/errors.py`` in
+    ``grader/foundations/__init__.py``), so a folder's map says what is in the folder."""
+    import importlib
+
+    for folder in sorted(p.parent for p in PACKAGE.glob("*/__init__.py")):
+        doc = importlib.import_module(f"grader.{folder.name}").__doc__ or ""
+        named = set(re.findall(r"\b(\w+)\.py\b", doc))
+        modules = {p.stem for p in folder.glob("*.py")} - {"__init__", "__main__"}
+        assert modules <= named, f"grader/{folder.name}/__init__.py does not name {sorted(modules - named)}"
+
+
 def test_the_cycle_check_sees_an_import_inside_a_function(tmp_path, monkeypatch):
     """The check above finds a circle closed only by an import inside a function (as report -> autograde was)."""
     fake = tmp_path / "grader"

@@ -26,7 +26,7 @@ import pytest
 
 from course_snapshots import copy_course
 from grader.cli import main as kitgrade
-from grader.student_text import CSP_META
+from grader.foundations.student_text import CSP_META
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -96,7 +96,7 @@ def make_shapes_course(root: Path) -> Path:
     """``kitgrade init`` of the one-notebook assignment above, its data files (one released, two
     left out by the course's ``ignore`` and ``include``), generated into release/."""
     from grader.course import Course
-    from grader.release import generate_release
+    from grader.commands.release import generate_release
 
     exercises = root / "exercises"
     (exercises / ASSIGNMENT).mkdir(parents=True)
@@ -331,8 +331,8 @@ def test_the_files_a_notebook_gets_are_those_nbgrader_releases(graded, tmp_path)
     """Compared with a real ``nbgrader release_assignment``: the same files, no notebook, and a
     folder the course leaves out with all it holds."""
     from grader.course import Course
-    from grader.release import generate_release, release_to_exchange
-    from grader.released_files import released_paths
+    from grader.commands.release import generate_release, release_to_exchange
+    from grader.notebook.released_files import released_paths
 
     course = copy_course(graded[0], tmp_path / "course")
     source = course / "source" / ASSIGNMENT
@@ -394,28 +394,28 @@ MALFORMED = [
 
 @pytest.mark.parametrize("output", HONEST_OUTPUTS, ids=lambda o: o["output_type"])
 def test_an_output_as_jupyter_writes_it_passes_the_gate(output):
-    from grader.notebook_outputs import output_problem
+    from grader.notebook.notebook_outputs import output_problem
 
     assert output_problem(output) is None
 
 
 @pytest.mark.parametrize("output, why", MALFORMED, ids=[why[:30] for _, why in MALFORMED])
 def test_a_malformed_output_is_refused_with_its_reason(output, why):
-    from grader.notebook_outputs import output_problem
+    from grader.notebook.notebook_outputs import output_problem
 
     problem = output_problem(output)
     assert problem and why in problem, problem
 
 
 def test_a_saved_notebook_may_split_its_text_into_lines():
-    from grader.notebook_outputs import output_problem
+    from grader.notebook.notebook_outputs import output_problem
 
     assert output_problem({"output_type": "stream", "name": "stdout", "text": ["a\n", "b"]}, stored=True) is None
     assert output_problem({"output_type": "display_data", "data": {"text/plain": ["a", 1]}, "metadata": {}}, stored=True)
 
 
 def test_the_gate_leaves_a_notebook_nbformat_and_nbgrader_take():
-    from grader.notebook_outputs import MAX_OUTPUTS_PER_CELL, gate_notebook
+    from grader.notebook.notebook_outputs import MAX_OUTPUTS_PER_CELL, gate_notebook
 
     test = nbformat.v4.new_code_cell("t", metadata={"nbgrader": {"grade_id": "test_x", "grade": True}})
     test.execution_count = True
@@ -445,7 +445,7 @@ recorder.add({"output_type": "display_data", "data": {"text/markdown": 5}, "meta
 def test_an_output_the_sandbox_receives_is_held_to_the_gates_rule_and_said(tmp_path):
     """The supervisor and the gate apply one rule (``output_problem``): a stream nbformat has no
     name for is replaced and named in the findings, as a number under ``text/markdown`` is."""
-    from grader.check import check_notebook
+    from grader.commands.check import check_notebook
 
     path = tmp_path / NOTEBOOK
     nbformat.write(_submission(_source_notebook(), RIGHT, FORGED_SHAPES, None), path)
@@ -459,7 +459,7 @@ def test_an_output_the_sandbox_receives_is_held_to_the_gates_rule_and_said(tmp_p
 def test_a_submitted_notebook_whose_saved_outputs_are_malformed_is_graded_and_says_so(tmp_path):
     """nbgrader clears saved outputs: they made the kit refuse the whole notebook ("invalid nbformat 4
     notebook", 0 points)."""
-    from grader.submission import grade_ids, stage_submission
+    from grader.notebook.submission import grade_ids, stage_submission
 
     nb = _source_notebook()
     nb.cells[2].execution_count = -7
@@ -496,8 +496,8 @@ ODD_SHAPES = {
 @pytest.mark.parametrize("shape", ODD_SHAPES)
 def test_a_submitted_notebook_nbgrader_would_stop_on_is_graded_and_says_why(shapes_course, shape):
     from grader.course import Course
-    from grader.notebook_chains import sanitize
-    from grader.submission import parse_submitted
+    from grader.notebook.notebook_chains import sanitize
+    from grader.notebook.submission import parse_submitted
 
     course = Course(shapes_course)
     data = json.loads((shapes_course / "release" / ASSIGNMENT / NOTEBOOK).read_text())
@@ -511,7 +511,7 @@ def test_a_submitted_notebook_nbgrader_would_stop_on_is_graded_and_says_why(shap
 
 def test_a_submitted_notebook_is_parsed_once(monkeypatch):
     """Its JSON is read once (``json.loads``), checked, and made nbformat's node from what was read."""
-    from grader import submission
+    from grader.notebook import submission
 
     calls = []
     loads = json.loads
@@ -540,7 +540,7 @@ def test_reasons_about_a_hidden_test_reach_a_student_as_details_hidden():
 
 def test_formulas_are_mathml_and_what_they_quote_is_text():
     from grader.feedback.formulas import latex_output, tex_to_mathml
-    from grader.student_text import clean_html
+    from grader.foundations.student_text import clean_html
 
     assert clean_html(tex_to_mathml(r"\frac{\partial L}{\partial x}")).startswith(
         '<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline"><mrow><mfrac>')
@@ -553,7 +553,7 @@ def test_formulas_are_mathml_and_what_they_quote_is_text():
 
 def test_markup_nested_thousands_deep_is_shown_as_text_not_parsed():
     """html5lib's time grows with the square of the nesting (``<ul><li>`` 5,000 deep: 24 s to clean)."""
-    from grader.student_text import MAX_MARKUP_DEPTH, clean_html
+    from grader.foundations.student_text import MAX_MARKUP_DEPTH, clean_html
 
     assert clean_html("<ul><li>" * 5000 + "x").startswith("<pre>&lt;ul&gt;&lt;li&gt;")
     assert clean_html("<b>" * 20000).startswith("<pre>&lt;b&gt;")

@@ -1,4 +1,4 @@
-"""The grader's speed tricks (``grader/speed.py``) keep nbgrader's and nbformat's behaviour."""
+"""The grader's speed tricks (``grader/foundations/speed.py``) keep nbgrader's and nbformat's behaviour."""
 import subprocess
 import sys
 import threading
@@ -8,13 +8,13 @@ import nbformat
 from nbgrader.api import Gradebook
 
 from grader.course import ensure_nbgrader_tools_on_path
-from grader.speed import shared_gradebook_engines
+from grader.foundations.speed import shared_gradebook_engines
 
 ensure_nbgrader_tools_on_path()  # a new gradebook asks nbgrader's alembic for its version
 
 
 def test_a_process_that_imports_speed_first_validates_notebooks_without_the_iri_grammar():
-    program = ("import sys, grader.speed, nbformat\n"
+    program = ("import sys, grader.foundations.speed, nbformat\n"
                "nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('x = 1')])\n"
                "nbformat.validate(nb)\n"
                "bad = nbformat.v4.new_notebook(); bad.cells.append({'cell_type': 'code'})\n"
@@ -25,7 +25,7 @@ def test_a_process_that_imports_speed_first_validates_notebooks_without_the_iri_
 
 
 def test_a_process_that_has_jsonschema_already_is_left_as_it_is():
-    program = "import jsonschema, sys, grader.speed\nprint(sys.modules.get('rfc3987_syntax', 'absent') is None)\n"
+    program = "import jsonschema, sys, grader.foundations.speed\nprint(sys.modules.get('rfc3987_syntax', 'absent') is None)\n"
     out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 
@@ -67,7 +67,7 @@ def test_notebooks_still_read_and_write(tmp_path):
 
 def test_an_assignment_preloads_only_the_configured_modules_its_source_notebooks_import(tmp_path):
     from grader.course import modules_imported
-    from grader.settings import KitGrade, preload_for
+    from grader.foundations.settings import KitGrade, preload_for
 
     assert modules_imported("import numpy as np, matplotlib.pyplot as plt") == {"numpy", "matplotlib"}
     assert modules_imported("from autograd_core import tensor; import math") == {"autograd_core", "math"}
@@ -88,8 +88,8 @@ def test_an_assignment_preloads_what_students_are_given_imports_never_a_solution
 
     from grader.cli import main as kitgrade
     from grader.course import Course
-    from grader.release import generate_release
-    from grader.settings import KitGrade, preload_for
+    from grader.commands.release import generate_release
+    from grader.foundations.settings import KitGrade, preload_for
 
     exercises = tmp_path / "exercises"
     shutil.copytree(Path(__file__).parent / "grader_fixtures" / "exercises", exercises)
@@ -118,8 +118,8 @@ def test_what_a_check_preloads_is_what_the_notebook_and_the_files_beside_it_impo
 
     import nbformat
 
-    from grader.check import _preload
-    from grader.settings import KitGrade
+    from grader.commands.check import _preload
+    from grader.foundations.settings import KitGrade
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import numpy as np"),
                                          nbformat.v4.new_markdown_cell("import matplotlib")])
@@ -139,7 +139,7 @@ def test_a_grading_interpreter_loads_what_it_is_given_and_its_worker_sends_the_a
     from grader.sandbox.scratch import scratch_folder
     from grader.sandbox.supervisor import run_notebook
     from grader.sandbox.zygote import Zygote
-    from grader.settings import KitGrade
+    from grader.foundations.settings import KitGrade
 
     probe = ("import sys\nprint(sorted(m for m in ('numpy', 'matplotlib', 'autograd_core') if m in sys.modules))\n"
              "from grader.sandbox import allow_list\nprint(allow_list._given_allow_list == [allow_list.readable_paths()])")

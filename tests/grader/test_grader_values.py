@@ -1,4 +1,4 @@
-"""The value round trip between the student's process and the grader is exact (grader/sandbox/values.py).
+"""The value round trip between the student's process and the grader is exact (grader/plain_values.py).
 
 What ``encode`` writes in the student's process crosses as JSON and ``decode`` rebuilds it in the
 grader: every array keeps its dtype, its shape (0-d stays 0-d) and its elements, whatever its
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from grader.sandbox.values import DTYPES, decode, encode
+from grader.plain_values import DTYPES, decode, encode
 
 settings.register_profile("values", max_examples=150, deadline=None)
 settings.load_profile("values")

@@ -363,7 +363,7 @@ def test_a_hidden_part_that_asks_again_after_a_check_is_refused():
 
 def test_a_hidden_batch_is_one_request_and_its_output_only_the_count():
     from grader.checks import answer_all
-    from grader.sandbox.values import plain
+    from grader.plain_values import plain
 
     source = ("print('visible')\n### BEGIN HIDDEN TESTS\nprint('hidden')\n"
               "got = student_batch(['1', '2', '1 / 0'])\n"

@@ -333,7 +333,7 @@ def test_a_process_that_cannot_set_itself_up_is_the_machines_fault_and_the_next_
     from grader.sandbox.scratch import scratch_folder
     from grader.sandbox.supervisor import run_notebook
     from grader.sandbox.zygote import Zygote, ZygoteFailed
-    from grader.settings import KitGrade
+    from grader.foundations.settings import KitGrade
 
     settings = KitGrade(scratch_size_limit_mb=1)
     policy = policy_for(settings)

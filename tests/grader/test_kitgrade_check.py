@@ -1,7 +1,7 @@
 """``kitgrade check`` on a learner's copy of the kit's exercises (``autograd-kit workspace``): the whole verdict.
 
 The exercise's hidden tests run too, taken from the installed kit (``course_files``, through
-``grader/kit_exercises.py``), never from a file in the learner's folder; a failed hidden part says
+``grader/commands/kit_exercises.py``), never from a file in the learner's folder; a failed hidden part says
 only how many of its checks passed, never an input or an expected value; a task still raising
 ``NotImplementedError`` reads "not answered yet" (English and Chinese); the notebook's code cannot
 read the kit's exercises; a test cell that is not the one handed out runs as it is, without hidden
@@ -21,7 +21,7 @@ import pytest
 
 import course_files
 from kit_paths import ROOT
-from grader.check import check_notebook
+from grader.commands.check import check_notebook
 from learner import workspace
 
 PS1 = "ps1_autograd_basics"
@@ -112,7 +112,7 @@ def test_a_notebooks_own_text_neither_hides_a_note_nor_stands_for_a_hidden_failu
     """Failed hidden checks travel apart from the findings (``ExecutionReport.hidden_failures``): a
     note whose text reads like one is shown as any note is, and the real ones reach the result
     (the instructor's side) without ever reaching the learner's lines."""
-    from grader.local_grading import LocalGrader
+    from grader.commands.local_grading import LocalGrader
 
     results = []
     score = LocalGrader.execute_and_score
@@ -164,7 +164,7 @@ def test_a_test_cell_not_as_handed_out_runs_without_hidden_tests_and_the_check_s
 
 def test_where_the_kits_exercises_cannot_be_read_only_the_notebooks_own_tests_run(mine, monkeypatch):
     """A class's server may keep the installed exercises from its students (root's alone): no hidden test then."""
-    from grader import kit_exercises
+    from grader.commands import kit_exercises
 
     nb = nbformat.read(mine / "en" / "exercises" / PS1 / NOTEBOOK, as_version=4)
     assert kit_exercises.find(nb).name == PS1
@@ -249,7 +249,7 @@ def test_the_exercises_are_hashed_once_a_process_until_a_file_changes(monkeypatc
 
 def test_an_instructors_version_is_told_by_nbgraders_own_delimiters():
     """nbgrader finds ``BEGIN SOLUTION`` after any comment mark (``ClearSolutions``): so does ``check``."""
-    from grader.check import _holds_solutions
+    from grader.commands.check import _holds_solutions
 
     def notebook(source):
         return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])

@@ -141,7 +141,7 @@ def test_workers_must_not_be_negative(course, capsys):
 
 def test_workers_0_is_one_per_core_as_in_the_settings(course, monkeypatch):
     from grader.autograde.executors import LocalExecutor
-    from grader.settings import default_workers
+    from grader.foundations.settings import default_workers
 
     with open(course / "nbgrader_config.py", "a") as handle:
         handle.write("\nc.KitGrade.workers = 1\n")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 
-import grader.download_files as download_files
+import grader.lms.download_files as download_files
 import grader.hub_exchange.entries as entries
 
 
@@ -39,7 +39,7 @@ def test_a_file_and_its_listing_agree_it_is_read(tmp_path):
 
 
 def test_staging_reads_a_submitted_file_as_downloads_and_the_clerk_do(tmp_path, monkeypatch):
-    from grader import submission
+    from grader.notebook import submission
 
     path = tmp_path / "ps1.ipynb"
     path.write_bytes(b"{}")

@@ -1,4 +1,4 @@
-"""Student text is data in every output of the kit (``grader/student_text.py``).
+"""Student text is data in every output of the kit (``grader/foundations/student_text.py``).
 
 A student, mallory, hands in through a Canvas download a notebook whose output holds terminal
 escape sequences and a ``<script>``, whose markdown cell holds a ``<script>``, whose extra file
@@ -22,7 +22,7 @@ import pytest
 
 from course_snapshots import ASSIGNMENT, copy_course, make_course
 from grader.cli import main as kitgrade
-from grader.student_text import (CONTENT_SECURITY_POLICY, CSP_META, clean_html, for_spreadsheet, for_terminal,
+from grader.foundations.student_text import (CONTENT_SECURITY_POLICY, CSP_META, clean_html, for_spreadsheet, for_terminal,
                                  for_terminal_lines)
 
 pytestmark = pytest.mark.timeout(600)
@@ -213,8 +213,8 @@ def test_the_feedback_pages_policy_stops_a_script_the_cleaning_missed_in_chromiu
 
 
 def test_the_progress_line_redraws_itself_and_shows_any_other_control_escaped(capsys):
-    from grader.progress import ProgressBar
-    from grader.student_text import escaped_terminal
+    from grader.foundations.progress import ProgressBar
+    from grader.foundations.student_text import escaped_terminal
 
     with escaped_terminal():
         bar = ProgressBar(2, "graded", status=lambda: f"busy: {ESCAPES}")

@@ -18,7 +18,7 @@ import pytest
 
 from kit_paths import ROOT
 from grader.cli import main as kitgrade
-from grader.summary import failure_key, flag_of
+from grader.commands.summary import failure_key, flag_of
 
 FIXTURES = Path(__file__).resolve().parent / "grader_fixtures"
 ASSIGNMENT = "sample_ex"
@@ -224,7 +224,7 @@ def test_the_summary_hides_the_hidden_tests_a_course_delimits_its_own_way(tmp_pa
 
     from traitlets.config import Config
 
-    from grader.summary import _test_sources
+    from grader.commands.summary import _test_sources
 
     config = Config()
     config.ClearHiddenTests.begin_test_delimeter = "BEGIN SECRET CHECKS"

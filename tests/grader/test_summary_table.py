@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from grader.summary_page import terminal_table
+from grader.commands.summary_page import terminal_table
 
 
 def _test(name: str, passed: int) -> dict:

@@ -157,7 +157,7 @@ def test_summary_counts_the_points_awaiting_manual_grading(graded):
 def test_summary_says_a_script_task_left_blank_is_not_answered_yet(graded):
     """Task 5 is a script cell, not a function: bob's blank release reads as his blank functions do."""
     from grader.course import Course
-    from grader.summary import gather
+    from grader.commands.summary import gather
 
     tests = {test["id"]: test for test in gather(Course(graded[0]), ASSIGNMENT)["tests"]}
     for grade_id in ("test_sin_points", "test_sin_derivative", "test_sin_plot", "test_second_derivative"):

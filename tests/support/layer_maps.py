@@ -93,6 +93,14 @@ def imports_from_above(graph, layers, unit):
     return above
 
 
+def unit_graph(graph):
+    """``{unit: {unit it imports, ...}}``: the import graph with each subpackage taken as one node."""
+    units = {}
+    for node, imported in graph.items():
+        units.setdefault(unit_of(node), set()).update(unit_of(d) for d in imported if unit_of(d) != unit_of(node))
+    return units
+
+
 def a_cycle(graph):
     """An import cycle of ``graph`` as ``[a, b, ..., a]``, or None."""
     state = {}

@@ -56,7 +56,7 @@ def passing(phase: str) -> None:
 
 
 def _patch_versions() -> None:
-    import grader.versions as versions
+    import grader.foundations.versions as versions
 
     real = getattr(versions.kit_versions, "real", versions.kit_versions)  # a preload may run twice
 

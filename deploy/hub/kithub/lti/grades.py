@@ -37,7 +37,7 @@ NOT_SUBMITTED = "not submitted"
 def scores_of(spec, course, assignment: str) -> dict[str, tuple[str, float, float]]:
     """Each student's (state, score, maximum): ``graded``; ``missing`` (no submission: 0, as ``kitgrade
     export`` gives); ``manual`` (written answers still wait for their grade: not final, not sent)."""
-    from grader.export import nbgrader_score
+    from grader.commands.export import nbgrader_score
     from nbgrader.api import Gradebook, MissingEntry
 
     gradebook_path = course.directory(spec) / "gradebook.db"

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import nbformat
 
-from .notebook_chains import sanitize
-from .course import Course, ensure_nbgrader_tools_on_path
-from .errors import EnvironmentFault, UsageError
-from .faults import describe, logged_errors
+from ..notebook.notebook_chains import sanitize
+from ..course import Course, ensure_nbgrader_tools_on_path
+from ..foundations.errors import EnvironmentFault, UsageError
+from ..foundations.faults import describe, logged_errors
 from .local_grading import LocalGrader, NotebookResult
-from .sandbox.policy import policy_for
-from .released_files import read_released_files
+from ..sandbox.policy import policy_for
+from ..notebook.released_files import read_released_files
 
 
 @dataclass

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from course_files import IGNORED
 
-from .course import CONFIG_FILE, KIT_DIR, Course, ensure_nbgrader_tools_on_path
-from .errors import UsageError
-from .settings import CELL_TIMEOUT
+from ..course import CONFIG_FILE, KIT_DIR, Course, ensure_nbgrader_tools_on_path
+from ..foundations.errors import UsageError
+from ..foundations.settings import CELL_TIMEOUT
 
 DEFAULT_COURSE_ID = "autograd-kit"
 #: Digests of the exercise files as ``init`` copied them (relative to the course), to tell them from edits.
@@ -45,7 +45,7 @@ c.Exchange.root = {exchange}
 c.OverwriteCells.add_missing_cells = True
 c.Execute.timeout = {timeout}
 
-# The kit's own settings (see grader/settings.py).
+# The kit's own settings (see grader/foundations/settings.py).
 c.KitGrade.workers = 0            # 0: one worker per CPU core
 c.KitGrade.cell_timeout = {timeout}
 c.KitGrade.memory_limit_mb = 2048

@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .student_language import notebook_language
+from ..student_language import notebook_language
 
 
 @dataclass

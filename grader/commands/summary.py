@@ -20,10 +20,11 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
-from .course import Course
-from .errors import UsageError
-from .notebook_outputs import gate_notebook
-from .report import NO_LONGER_SUBMITTED, no_longer_submitted, refresh_report, write_whole
+from ..course import Course
+from ..foundations.errors import UsageError
+from ..notebook.notebook_outputs import gate_notebook
+from ..foundations.atomic import write_whole
+from ..autograde.report import NO_LONGER_SUBMITTED, no_longer_submitted, refresh_report
 from .summary_page import TEXT, terminal_table, to_html
 
 # A message of grader.checks.check: "WHAT: expected E, got G, for input I".

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import nbformat
 
-from .download_files import read_as_file
+from ..lms.download_files import read_as_file
 from .notebook_outputs import clear_malformed_saved_outputs
-from .sandbox.protocol import MAX_JSON_DEPTH, as_unicode, nesting_depth
+from ..sandbox.protocol import MAX_JSON_DEPTH, as_unicode, nesting_depth
 
 #: Most cells a submitted notebook may have (each is a round trip to the student's process and a
 #: record in nbgrader's pipeline: 100,000 cells took minutes and a report of megabytes).
@@ -51,7 +51,7 @@ def parse_notebook(raw: bytes):
 def parse_submitted(raw: bytes):
     """Return ``(notebook, None, notes)`` or ``(None, reason, [])`` for a submitted file's bytes.
 
-    Malformed saved outputs (``grader.notebook_outputs``) do not make a notebook ungradable, as
+    Malformed saved outputs (``grader.notebook.notebook_outputs``) do not make a notebook ungradable, as
     they do not for nbgrader, which clears them: they are cleared, and ``notes`` says so."""
     try:
         data, not_unicode = as_unicode(json.loads(raw.decode("utf-8")))

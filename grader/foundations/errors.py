@@ -4,7 +4,7 @@ A ``UsageError`` is a mistake the user can fix (a misspelled assignment, a folde
 course, a setting of the wrong type): the command prints its message (one or two lines: what
 was wrong, what exists, what to do), writes nothing and exits with status 2. An
 ``EnvironmentFault`` is the same for a fault of the machine (a full disk, a folder that cannot be
-written, a locked or damaged gradebook; see ``grader.faults``); one found after part of the work
+written, a locked or damaged gradebook; see ``grader.foundations.faults``); one found after part of the work
 was done says so and exits with status 1. A module of another project that is not installed is
 an extra of the kit left out (``missing_extra``: one line naming it, status 2). Anything else
 that escapes a command is a bug of the kit: the command says so, keeps the traceback in a log

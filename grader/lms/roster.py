@@ -23,7 +23,7 @@ import unicodedata
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .errors import UsageError
+from ..foundations.errors import UsageError
 
 ROSTER_FILE = ".kitgrade/roster.json"
 CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")

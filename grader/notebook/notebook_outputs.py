@@ -29,7 +29,7 @@ outputs are cleared (grading runs the notebook again) and the notebook is graded
 
 from __future__ import annotations
 
-from .sandbox.outputs import MAX_OUTPUTS_PER_CELL, execution_count_problem, malformed_output, output_problem, shown
+from ..sandbox.outputs import MAX_OUTPUTS_PER_CELL, execution_count_problem, malformed_output, output_problem, shown
 
 __all__ = ["MAX_OUTPUTS_PER_CELL", "output_problem", "gate_cell", "gate_notebook", "clear_malformed_saved_outputs"]
 

@@ -8,7 +8,7 @@ import io
 import statistics
 import unicodedata
 
-from .student_text import CSP_META, for_html, for_terminal
+from ..foundations.student_text import CSP_META, for_html, for_terminal
 
 TEXT = {
     "en": {"title": "Summary of {a}", "students": "submissions", "graded": "graded", "mean": "mean",

@@ -7,13 +7,13 @@ import unicodedata
 from pathlib import Path
 
 from . import kit_exercises
-from .course import kit_exercise_paths, modules_imported, modules_imported_by_files
-from .sandbox import spare_zygotes, workers
-from .sandbox.policy import policy_for
-from .sandbox.scratch import DataFilesTooLarge, read_data_files
-from .settings import CELL_TIMEOUT, KitGrade, preload_for
-from .student_language import notebook_language, say
-from .submission import read_notebook_strictly
+from ..course import kit_exercise_paths, modules_imported, modules_imported_by_files
+from ..sandbox import spare_zygotes, workers
+from ..sandbox.policy import policy_for
+from ..sandbox.scratch import DataFilesTooLarge, read_data_files
+from ..foundations.settings import CELL_TIMEOUT, KitGrade, preload_for
+from ..student_language import notebook_language, say
+from ..notebook.submission import read_notebook_strictly
 
 
 def check_notebook(path: Path, timeout: float = CELL_TIMEOUT, out=print) -> int:
@@ -22,7 +22,7 @@ def check_notebook(path: Path, timeout: float = CELL_TIMEOUT, out=print) -> int:
     The tests in the notebook run (a released notebook holds the visible ones; the others run when
     the instructor grades), except in a copy of one of the kit's own exercises (a learner's
     workspace): there the exercise's hidden tests run too, taken from the installed kit
-    (``grader.kit_exercises``), each failed hidden part saying only how many of its checks passed.
+    (``grader.commands.kit_exercises``), each failed hidden part saying only how many of its checks passed.
     Written answers (nbgrader's manually graded cells) are listed, answered or not, but not
     counted: the instructor grades them. The notebook file is not changed. The lines speak the
     notebook's language (``grader.student_language``).
@@ -44,8 +44,8 @@ def check_notebook(path: Path, timeout: float = CELL_TIMEOUT, out=print) -> int:
     # (0.7 s; that is why it is imported only here)
     spare_zygotes.load(1, workers.zygote_modules(preload, policy.forbidden_imports))
     from .local_grading import LocalGrader
-    from .manual_grades import written_answers
-    from .sandbox.trusted_tests import is_trusted_test
+    from ..notebook.manual_grades import written_answers
+    from ..sandbox.trusted_tests import is_trusted_test
 
     source_version = _holds_solutions(nb)
     notes = [say("instructor_version", language)] if source_version else []

@@ -17,7 +17,7 @@ An exercise given in two languages is two assignments (the Chinese one named ``<
 the kit names its own): a student who submitted one of the two has an empty cell for the other in
 both files, not a 0 for the language they did not take (``other_language``).
 
-A score whose written answers still wait for a manual grade (``grader.manual_grades``) is not
+A score whose written answers still wait for a manual grade (``grader.notebook.manual_grades``) is not
 final: nbgrader counts those answers as 0. ``export`` then writes nothing and lists the students
 (``AwaitingManualGrades``), unless told to export anyway (``allow_manual_pending``), when it writes
 both files and lists them as a warning. Both files are written whole or not at all.
@@ -33,13 +33,13 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins.export import CsvExportPlugin, ExportPlugin
 
-from .course import Course
-from .errors import EnvironmentFault, UsageError
-from .faults import describe
-from .manual_grades import awaiting_by_student, points
-from .report import NO_LONGER_SUBMITTED, no_longer_submitted
-from .roster import RosterStudent, read_roster, record_in_gradebook, save_roster, saved_roster
-from .student_text import for_spreadsheet
+from ..course import Course
+from ..foundations.errors import EnvironmentFault, UsageError
+from ..foundations.faults import describe
+from ..notebook.manual_grades import awaiting_by_student, points
+from ..autograde.report import NO_LONGER_SUBMITTED, no_longer_submitted
+from ..lms.roster import RosterStudent, read_roster, record_in_gradebook, save_roster, saved_roster
+from ..foundations.student_text import for_spreadsheet
 
 CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 
@@ -157,7 +157,7 @@ class AwaitingManualGrades(Exception):
 def stopped_halfway(course: Course, assignment: str, recorded) -> list[str]:
     """The students of ``recorded`` whose grading stopped halfway (the ledger's mark): what the
     gradebook holds of them is not a grade."""
-    from .autograde import Ledger
+    from ..autograde import Ledger
 
     ledger = Ledger(course, assignment)
     return sorted(s for s in recorded if ledger.unfinished(s))
@@ -240,7 +240,7 @@ def export_grades(course: Course, csv_path: Path, lms_path: Path, *, roster: Pat
 def grading_notes(course: Course, gradebook: Gradebook) -> tuple[dict[str, list[str]], list[str]]:
     """Where the exported grades and ``submitted/`` disagree, said: returns the students submitted and
     not graded (assignment -> students) and a note per case."""
-    from .autograde import Ledger
+    from ..autograde import Ledger
 
     ungraded, notes = {}, []
     for assignment in sorted(a.name for a in gradebook.assignments):  # with no submission recorded yet, too

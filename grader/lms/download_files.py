@@ -12,7 +12,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from .errors import UsageError
+from ..foundations.errors import UsageError
 
 #: The largest file read from a download (a notebook is far smaller; a zip bomb is not read).
 MAX_FILE_BYTES = 100 * 1024 * 1024

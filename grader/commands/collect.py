@@ -28,16 +28,16 @@ from pathlib import Path
 from traitlets import Dict
 from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
 
-from .course import KIT_DIR, Course, ensure_nbgrader_tools_on_path
-from .hub_exchange.entries import parse_name, read_submission
+from ..course import KIT_DIR, Course, ensure_nbgrader_tools_on_path
+from ..hub_exchange.entries import parse_name, read_submission
 from .exchange_collect import with_regular_files_collect
-from .errors import EnvironmentFault, UsageError
-from .faults import describe
-from .download_files import read_download
-from .collect_ledger import CollectLedger
-from .download_plan import CollectOutcome, plan_collect
-from .lms_names import examples
-from .roster import RosterStudent, read_roster, record_in_gradebook, save_roster
+from ..foundations.errors import EnvironmentFault, UsageError
+from ..foundations.faults import describe
+from ..lms.download_files import read_download
+from ..lms.collect_ledger import CollectLedger
+from ..lms.download_plan import CollectOutcome, plan_collect
+from ..lms.lms_names import examples
+from ..lms.roster import RosterStudent, read_roster, record_in_gradebook, save_roster
 
 
 def collect_from_exchange(course: Course, assignment: str, log_level: str = "ERROR") -> list[str]:

@@ -18,7 +18,7 @@ import os
 import stat
 from pathlib import Path
 
-from .errors import UsageError
+from ..foundations.errors import UsageError
 
 
 def released_paths(course, assignment: str) -> list[Path]:

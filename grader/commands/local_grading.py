@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 
 from nbgrader import utils as nbgrader_utils
 
-from .autograde.executors import stop_soon
-from .sandbox.policy import SandboxPolicy
-from .stop_signals import stops_deferred
-from .sandbox import spare_zygotes, workers
-from .settings import KitGrade
-from .speed import before_forking_workers
+from ..autograde.executors import stop_soon
+from ..sandbox.policy import SandboxPolicy
+from ..foundations.stop_signals import stops_deferred
+from ..sandbox import spare_zygotes, workers
+from ..foundations.settings import KitGrade
+from ..foundations.speed import before_forking_workers
 
 
 class LocalGrader:
@@ -109,8 +109,8 @@ class NotebookResult:
 
 
 def _execute_and_score(nb, policy: SandboxPolicy, data_files: dict[str, bytes]):
-    from .notebook_chains import keep_warnings_harmless
-    from .notebook_outputs import gate_notebook
+    from ..notebook.notebook_chains import keep_warnings_harmless
+    from ..notebook.notebook_outputs import gate_notebook
 
     nb, report = workers.grade_in_sandbox(nb, policy, data_files)
     result = NotebookResult(findings=report.findings + gate_notebook(nb) + keep_warnings_harmless(nb),

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from .collect_ledger import CollectLedger
-from .course import Course
+from ..course import Course
 from .download_files import DownloadedFile
 from .lms_names import MOODLE_FOLDER, STUDENT_ID, DownloadName, flat_lms, mapped_id, nfc, parse_flat, parse_folder
 from .roster import RosterStudent, name_key
@@ -64,7 +64,7 @@ class CollectOutcome:
         return 1 if self.conflicts or self.failed else 0
 
     def summary(self) -> str:
-        from .student_text import for_terminal as shown  # names and file names are the students'
+        from ..foundations.student_text import for_terminal as shown  # names and file names are the students'
 
         students = sorted(self.collected)
         lines = [f"{self.assignment}: {len(students)} submission(s) into submitted/: {shown(', '.join(students))}"]

@@ -21,7 +21,7 @@ def kit_versions() -> dict[str, str]:
     except metadata.PackageNotFoundError:
         kit = "unknown"
     digest = hashlib.sha256()
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parent.parent  # grader/, all of it
     for path in sorted(root.rglob("*.py")):
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
     return {"autograd-kit": f"{kit}+{digest.hexdigest()[:10]}", "nbgrader": nbgrader.__version__}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from .course import KIT_DIR, Course
+from ..course import KIT_DIR, Course
 
 
 def _well_formed(record) -> bool:
@@ -77,7 +77,7 @@ class CollectLedger:
 
     def write(self, pending: dict, collected: dict) -> None:
         """Mark ``pending`` as being written, and ``collected`` as taken whole."""
-        from .atomic import write_whole
+        from ..foundations.atomic import write_whole
 
         for student, submission in pending.items():
             self.entries.setdefault(student, {})["pending"] = self.record(submission)

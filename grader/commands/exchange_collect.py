@@ -19,12 +19,12 @@ import shutil
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import ignore_patterns, parse_utc
 
-from .hub_exchange.entries import STUDENT_CLOCK, TIME_FORMAT, bytes_under, copy_submission, open_folder, why_not_opened
+from ..hub_exchange.entries import STUDENT_CLOCK, TIME_FORMAT, bytes_under, copy_submission, open_folder, why_not_opened
 
 #: the time of an entry whose name holds none that can be read (sorted before every other)
 NO_TIME = "1970-01-01 00:00:00.000000 UTC"
 #: the configuration that names this collect, for a course whose configuration names none
-CLASS_NAME = "grader.exchange_collect.RegularFilesCollect"
+CLASS_NAME = "grader.commands.exchange_collect.RegularFilesCollect"
 
 
 class RegularFilesCollect(ExchangeCollect):

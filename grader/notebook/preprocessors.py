@@ -24,7 +24,7 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
 from traitlets import Unicode
 
-from .student_language import hidden_count_pattern, notebook_language, say
+from ..student_language import hidden_count_pattern, notebook_language, say
 
 FINDINGS = "kitgrade_findings"
 
