@@ -9,6 +9,14 @@ link to a folder of the instructor's has that whole folder collected. Here each 
 the hub's clerk reads one (``hub_exchange.entries.read_submission``, from descriptors): a link, a hard
 link, a file of another owner, a device or pipe is left out and named in the log; an entry that is
 not a folder of its own is not collected.
+
+An entry named for a student whose account is on this machine but made by another account (nbgrader
+only warns "cheating attempt?" and collects the newest: a classmate's blank notebook handed in a minute
+later replaced the student's work, graded 0) is set aside, and the student's own newest entry is
+collected; so is an entry whose name holds no time nbgrader can read (its collect stopped for the
+whole class on one). nbgrader's own rules of a copy still hold: ``max_dir_size`` (its error, which
+``collect`` reads to collect the others), ``CourseDirectory.ignore``, ``include``, ``max_file_size``
+and ``groupshared``.
 """
 from __future__ import annotations
 
